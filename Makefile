@@ -1,0 +1,56 @@
+# karmadaflow: the two commands are `make run` (local environment + service, shown working)
+# and `make test` (every test). Both build what they need into bin/ first.
+include hack/tools/versions.mk
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+
+# Binaries of the local environment (see ../shared/spec/local-env.md).
+ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok temporal
+GO_PACKAGES = $(shell go list ./... | grep -v '/test/')
+E2E_PACKAGES := ./test/...
+TEST_TIMEOUT ?= 80m
+
+.PHONY: all
+all: build
+
+.PHONY: tools
+tools: ## Build the pinned local-environment binaries into bin/ (skips what is there).
+	hack/tools/ensure.sh $(ENV_TOOLS)
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code and CRDs from api/.
+	hack/tools/ensure.sh controller-gen
+	hack/generate.sh
+
+.PHONY: build
+build: ## Build the worker and starter binaries into bin/.
+	go build -o bin/worker ./worker
+	go build -o bin/starter ./starter
+
+.PHONY: lint
+lint: ## gofmt, go vet, generated code up to date, workflow determinism check.
+	@unformatted=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	go vet ./...
+	hack/tools/ensure.sh workflowcheck
+	bin/workflowcheck ./workflows/...
+
+.PHONY: unit
+unit: ## Unit and replay tests (no environment needed).
+	go test -count=1 $(GO_PACKAGES)
+
+.PHONY: e2e
+e2e: tools ## End-to-end tests against the real local environment.
+	go test -count=1 -p 1 -timeout $(TEST_TIMEOUT) $(E2E_PACKAGES)
+
+.PHONY: test
+test: lint unit e2e ## Every test: lint, unit, replay, end-to-end.
+
+.PHONY: run
+run: tools build ## Bring up the local environment, the worker and the starter; Ctrl-C stops all.
+	hack/run.sh
+
+.PHONY: clean
+clean:
+	rm -rf bin .localenv

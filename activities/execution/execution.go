@@ -1,0 +1,359 @@
+// Package execution applies Works to member clusters (standalone mode, in place of Karmada's
+// execution controller): the manifests of each non-suspended Work in karmada-es-<cluster> are
+// server-side applied to that cluster, removed from it when the Work goes, and the Work's
+// Applied condition and manifest statuses are written back.
+package execution
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"go.temporal.io/sdk/activity"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+)
+
+// Activities holds the clients the execution activities use.
+type Activities struct {
+	ControlPlane dynamic.Interface
+	Members      *members.Registry
+	// Parallelism bounds the Works applied at once in one call.
+	Parallelism int
+}
+
+// ApplyInput names Works of one cluster's execution namespace to bring into the member; with
+// All, every Work there is applied and objects of Works that no longer exist are removed.
+type ApplyInput struct {
+	Cluster string
+	Works   []string `json:",omitempty"`
+	All     bool     `json:",omitempty"`
+}
+
+// ApplyResult says which Works could not be applied, to be retried.
+type ApplyResult struct {
+	Applied int
+	Deleted int
+	Failed  []string `json:",omitempty"`
+	// Error is the first failure, for the workflow's state.
+	Error string `json:",omitempty"`
+}
+
+// Reasons of a Work's Applied condition (Karmada's).
+const (
+	ReasonAppliedSuccessful = "AppliedSuccessful"
+	ReasonAppliedFailed     = "AppliedFailed"
+)
+
+// ApplyWorks brings the named Works (or all) of the cluster into the member cluster.
+func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult, error) {
+	var res ApplyResult
+	member, err := a.Members.Get(ctx, in.Cluster)
+	if err != nil {
+		return res, err
+	}
+	namespace := naming.ExecutionNamespace(in.Cluster)
+	works := a.ControlPlane.Resource(kube.Works).Namespace(namespace)
+
+	var items []*unstructured.Unstructured
+	if in.All {
+		list, err := works.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return res, fmt.Errorf("listing Works of cluster %s: %w", in.Cluster, err)
+		}
+		for i := range list.Items {
+			items = append(items, &list.Items[i])
+		}
+	} else {
+		for _, name := range in.Works {
+			w, err := works.Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				continue // gone: its objects were removed while it was deleting, or by the orphan sweep
+			}
+			if err != nil {
+				return res, fmt.Errorf("reading Work %s/%s: %w", namespace, name, err)
+			}
+			items = append(items, w)
+		}
+	}
+
+	var mu sync.Mutex
+	record := func(name string, deleted bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			res.Failed = append(res.Failed, name)
+			if res.Error == "" {
+				res.Error = err.Error()
+			}
+		case deleted:
+			res.Deleted++
+		default:
+			res.Applied++
+		}
+	}
+	limit := make(chan struct{}, max(a.Parallelism, 1))
+	var wg sync.WaitGroup
+	for _, w := range items {
+		limit <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-limit; wg.Done() }()
+			deleted, err := a.execute(ctx, member, works, w)
+			record(w.GetName(), deleted, err)
+			activity.RecordHeartbeat(ctx, w.GetName())
+		}()
+	}
+	wg.Wait()
+	slices.Sort(res.Failed)
+
+	if in.All {
+		if err := a.removeOrphans(ctx, member, namespace, items); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// execute applies or removes one Work and reports whether it was removed.
+func (a *Activities) execute(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured) (bool, error) {
+	if suspended, _, _ := unstructured.NestedBool(work.Object, "spec", "suspendDispatching"); suspended {
+		return false, nil
+	}
+	manifests, err := manifestsOf(work)
+	if err != nil {
+		return false, a.writeStatus(ctx, member, works, work, nil, err)
+	}
+	if work.GetDeletionTimestamp() != nil {
+		if !slices.Contains(work.GetFinalizers(), naming.FinalizerExecution) {
+			return true, nil
+		}
+		for _, m := range manifests {
+			if err := deleteOwned(ctx, member, work, m); err != nil {
+				return false, err
+			}
+		}
+		return true, setFinalizer(ctx, works, work, false)
+	}
+	if err := setFinalizer(ctx, works, work, true); err != nil {
+		return false, err
+	}
+	var applyErr error
+	for _, m := range manifests {
+		if err := apply(ctx, member, work, m); err != nil {
+			applyErr = errors.Join(applyErr, err)
+		}
+	}
+	if err := a.writeStatus(ctx, member, works, work, manifests, applyErr); err != nil {
+		return false, err
+	}
+	return false, applyErr
+}
+
+// apply server-side-applies one manifest to the member, labelled with its Work so that only
+// objects karmadaflow created are ever deleted.
+func apply(ctx context.Context, member *members.Member, work, manifest *unstructured.Unstructured) error {
+	client, err := resourceFor(member, manifest)
+	if err != nil {
+		return err
+	}
+	obj := manifest.DeepCopy()
+	lbls := obj.GetLabels()
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	lbls[naming.LabelWorkName] = work.GetName()
+	lbls[naming.LabelWorkNamespace] = work.GetNamespace()
+	obj.SetLabels(lbls)
+	_, err = kube.Apply(ctx, client, obj)
+	if err != nil {
+		return fmt.Errorf("cluster %s: %w", member.Name, err)
+	}
+	return nil
+}
+
+// deleteOwned deletes the manifest's object from the member if this Work created it.
+func deleteOwned(ctx context.Context, member *members.Member, work, manifest *unstructured.Unstructured) error {
+	client, err := resourceFor(member, manifest)
+	if err != nil {
+		return err
+	}
+	current, err := client.Get(ctx, manifest.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster %s: reading %s %s/%s: %w", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(), err)
+	}
+	if !ownedBy(current, work.GetNamespace(), work.GetName()) {
+		return nil
+	}
+	err = client.Delete(ctx, manifest.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(current.GetUID())}})
+	if kube.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("cluster %s: deleting %s %s/%s: %w", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(), err)
+	}
+	return nil
+}
+
+// removeOrphans deletes member objects labelled with a Work of this namespace that no longer
+// exists (a Work deleted before its finalizer was set). Only kinds that Works here carry are
+// looked at.
+func (a *Activities) removeOrphans(ctx context.Context, member *members.Member, namespace string, works []*unstructured.Unstructured) error {
+	existing := map[string]bool{}
+	kinds := map[schema.GroupVersionResource]bool{kube.Services: true, kube.EndpointSlices: true}
+	for _, w := range works {
+		existing[w.GetName()] = true
+		manifests, _ := manifestsOf(w)
+		for _, m := range manifests {
+			if mapping, err := member.Mapper.RESTMapping(m.GroupVersionKind().GroupKind(), m.GroupVersionKind().Version); err == nil {
+				kinds[mapping.Resource] = true
+			}
+		}
+	}
+	selector := labels.Set{naming.LabelWorkNamespace: namespace}.String()
+	for _, gvr := range sortedResources(kinds) {
+		list, err := member.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return fmt.Errorf("cluster %s: listing %s: %w", member.Name, gvr.Resource, err)
+		}
+		for _, obj := range list.Items {
+			if existing[obj.GetLabels()[naming.LabelWorkName]] {
+				continue
+			}
+			err := member.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Delete(ctx, obj.GetName(),
+				metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(obj.GetUID())}})
+			if kube.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+				return fmt.Errorf("cluster %s: deleting orphan %s %s/%s: %w", member.Name, gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeStatus records the Applied condition and manifest statuses, unless they already say so.
+func (a *Activities) writeStatus(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured, applyErr error) error {
+	cond := metav1.Condition{
+		Type: "Applied", Status: metav1.ConditionTrue, Reason: ReasonAppliedSuccessful,
+		Message: "Manifest has been successfully applied", ObservedGeneration: work.GetGeneration(),
+	}
+	if applyErr != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonAppliedFailed, applyErr.Error()
+	}
+	var status struct {
+		Conditions       []metav1.Condition `json:"conditions,omitempty"`
+		ManifestStatuses []any              `json:"manifestStatuses,omitempty"`
+	}
+	if raw, ok, _ := unstructured.NestedMap(work.Object, "status"); ok {
+		if err := kube.FromUnstructured(&unstructured.Unstructured{Object: raw}, &status); err != nil {
+			return err
+		}
+	}
+	if current := meta.FindStatusCondition(status.Conditions, "Applied"); current != nil &&
+		current.Status == cond.Status && current.ObservedGeneration == cond.ObservedGeneration && current.Message == cond.Message {
+		return nil
+	}
+	meta.SetStatusCondition(&status.Conditions, cond)
+	status.ManifestStatuses = status.ManifestStatuses[:0]
+	for i, m := range manifests {
+		gvk := m.GroupVersionKind()
+		plural, _ := meta.UnsafeGuessKindToResource(gvk) // for kinds the member does not serve
+		resource := plural.Resource
+		if mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+			resource = mapping.Resource.Resource
+		}
+		status.ManifestStatuses = append(status.ManifestStatuses, map[string]any{"identifier": map[string]any{
+			"ordinal": int64(i), "group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind,
+			"resource": resource, "namespace": m.GetNamespace(), "name": m.GetName(),
+		}})
+	}
+	statusMap, err := kube.ToUnstructured(&status)
+	if err != nil {
+		return err
+	}
+	updated := work.DeepCopy()
+	updated.Object["status"] = statusMap.Object
+	if _, err := works.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
+		return fmt.Errorf("writing status of Work %s/%s: %w", work.GetNamespace(), work.GetName(), kube.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+func setFinalizer(ctx context.Context, works dynamic.ResourceInterface, work *unstructured.Unstructured, present bool) error {
+	finalizers := work.GetFinalizers()
+	if slices.Contains(finalizers, naming.FinalizerExecution) == present {
+		return nil
+	}
+	if present {
+		finalizers = append(slices.Clone(finalizers), naming.FinalizerExecution)
+	} else {
+		finalizers = slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool { return f == naming.FinalizerExecution })
+	}
+	work.SetFinalizers(finalizers)
+	updated, err := works.Update(ctx, work, metav1.UpdateOptions{FieldManager: naming.FieldManager})
+	if err != nil {
+		return fmt.Errorf("updating finalizers of Work %s/%s: %w", work.GetNamespace(), work.GetName(), kube.IgnoreNotFound(err))
+	}
+	work.Object = updated.Object
+	return nil
+}
+
+func manifestsOf(work *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	raw, _, _ := unstructured.NestedSlice(work.Object, "spec", "workload", "manifests")
+	out := make([]*unstructured.Unstructured, 0, len(raw))
+	for i, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("work %s/%s: manifest %d is not an object", work.GetNamespace(), work.GetName(), i)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" || u.GetName() == "" {
+			return nil, fmt.Errorf("work %s/%s: manifest %d needs apiVersion, kind and metadata.name", work.GetNamespace(), work.GetName(), i)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func resourceFor(member *members.Member, obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		member.Mapper.Reset()
+		return nil, fmt.Errorf("cluster %s: no resource for %s: %w", member.Name, gvk, err)
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return member.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), nil
+	}
+	return member.Dynamic.Resource(mapping.Resource), nil
+}
+
+func ownedBy(obj *unstructured.Unstructured, workNamespace, workName string) bool {
+	l := obj.GetLabels()
+	return l[naming.LabelWorkName] == workName && l[naming.LabelWorkNamespace] == workNamespace
+}
+
+func sortedResources(set map[schema.GroupVersionResource]bool) []schema.GroupVersionResource {
+	out := make([]schema.GroupVersionResource, 0, len(set))
+	for gvr := range set {
+		out = append(out, gvr)
+	}
+	slices.SortFunc(out, func(x, y schema.GroupVersionResource) int {
+		return cmp.Compare(x.String(), y.String())
+	})
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

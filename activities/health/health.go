@@ -1,0 +1,100 @@
+// Package health probes member clusters and keeps each Cluster's Ready condition in the
+// control plane (standalone mode, in place of Karmada's cluster status controller).
+package health
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+)
+
+// Activities holds the clients the health activities use.
+type Activities struct {
+	ControlPlane dynamic.Interface
+	Members      *members.Registry
+	// ProbeTimeout bounds one /readyz request.
+	ProbeTimeout time.Duration
+}
+
+// ProbeResult is what one probe found.
+type ProbeResult struct {
+	Exists  bool
+	Ready   bool
+	Message string
+	Changed bool // the Ready condition was written
+}
+
+// Reasons of a Cluster's Ready condition (Karmada's).
+const (
+	ReasonClusterReady        = "ClusterReady"
+	ReasonClusterNotReachable = "ClusterNotReachable"
+)
+
+// ProbeCluster asks the member's API server for /readyz and records the answer in the
+// Cluster's Ready condition when it changed.
+func (a *Activities) ProbeCluster(ctx context.Context, cluster string) (ProbeResult, error) {
+	var res ProbeResult
+	clusters := a.ControlPlane.Resource(kube.Clusters)
+	obj, err := clusters.Get(ctx, cluster, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return res, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("reading Cluster %s: %w", cluster, err)
+	}
+	res.Exists = true
+
+	cond := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: ReasonClusterReady,
+		Message: "cluster is healthy and ready to accept workloads", ObservedGeneration: obj.GetGeneration()}
+	if err := a.probe(ctx, cluster); err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonClusterNotReachable, err.Error()
+	}
+	res.Ready, res.Message = cond.Status == metav1.ConditionTrue, cond.Message
+
+	conds, err := kube.Conditions(obj)
+	if err != nil {
+		return res, err
+	}
+	if current := meta.FindStatusCondition(conds, "Ready"); current != nil && current.Status == cond.Status && current.Reason == cond.Reason {
+		return res, nil
+	}
+	meta.SetStatusCondition(&conds, cond)
+	if err := kube.SetConditions(obj, conds); err != nil {
+		return res, err
+	}
+	if _, err := clusters.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
+		return res, fmt.Errorf("writing status of Cluster %s: %w", cluster, kube.IgnoreNotFound(err))
+	}
+	res.Changed = true
+	return res, nil
+}
+
+func (a *Activities) probe(ctx context.Context, cluster string) error {
+	member, err := a.Members.Get(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	timeout := a.ProbeTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	body, err := member.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("cluster %s /readyz: %w", cluster, err)
+	}
+	if string(body) != "ok" {
+		return fmt.Errorf("cluster %s /readyz answered %q", cluster, body)
+	}
+	return nil
+}

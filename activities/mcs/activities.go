@@ -1,0 +1,452 @@
+// Package mcs does the I/O of a MultiClusterService: it reads the object, its Service and the
+// Clusters, writes the Works that propagate the Service, collect provider EndpointSlices and
+// dispatch them per consumer, and writes the status. Every write is idempotent.
+package mcs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+)
+
+// Activities holds the clients the MultiClusterService activities use.
+type Activities struct {
+	ControlPlane   dynamic.Interface
+	Core           kubernetes.Interface // of the control plane
+	Members        *members.Registry
+	UnhealthyGrace time.Duration
+	Metrics        *Metrics
+}
+
+// ObserveMCS reads the MultiClusterService, whether its Service exists, and the Clusters.
+func (a *Activities) ObserveMCS(ctx context.Context, ref Ref) (Observation, error) {
+	var obs Observation
+	var mcs networkingv1alpha1.MultiClusterService
+	found, err := kube.Get(ctx, a.ControlPlane, kube.MultiClusterServices, ref.Namespace, ref.Name, &mcs)
+	if err != nil || !found {
+		return obs, err
+	}
+	obs.Exists = true
+	obs.Deleting = mcs.DeletionTimestamp != nil
+	obs.HasFinalizer = slices.Contains(mcs.Finalizers, networkingv1alpha1.Finalizer)
+	obs.Generation = mcs.Generation
+	obs.Invalid = Validate(&mcs)
+	obs.CrossCluster = hasType(mcs.Spec.Types, TypeCrossCluster)
+	for _, p := range mcs.Spec.Ports {
+		obs.Ports = append(obs.Ports, PortFilter{Name: p.Name, Port: p.Port})
+	}
+	obs.Providers, obs.Consumers = clusterLists(mcs.Spec)
+	obs.UnhealthyGrace = a.UnhealthyGrace
+
+	_, err = a.Core.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		obs.ServiceExists = true
+	case !apierrors.IsNotFound(err):
+		return obs, fmt.Errorf("reading Service %s: %w", ref, err)
+	}
+
+	obs.Clusters, err = a.clusters(ctx)
+	return obs, err
+}
+
+func (a *Activities) clusters(ctx context.Context) ([]ClusterState, error) {
+	list, err := a.ControlPlane.Resource(kube.Clusters).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Clusters: %w", err)
+	}
+	out := make([]ClusterState, 0, len(list.Items))
+	for _, item := range list.Items {
+		state := ClusterState{Name: item.GetName()}
+		conds, _, _ := unstructured.NestedSlice(item.Object, "status", "conditions")
+		for _, c := range conds {
+			cond, _ := c.(map[string]any)
+			if cond["type"] != "Ready" {
+				continue
+			}
+			state.Ready = cond["status"] == "True"
+			if ts, ok := cond["lastTransitionTime"].(string); ok {
+				state.Since, _ = time.Parse(time.RFC3339, ts)
+			}
+		}
+		out = append(out, state)
+	}
+	slices.SortFunc(out, func(x, y ClusterState) int { return cmp.Compare(x.Name, y.Name) })
+	return out, nil
+}
+
+// AddFinalizer puts karmadaflow's finalizer on the MultiClusterService.
+func (a *Activities) AddFinalizer(ctx context.Context, ref Ref) error {
+	return a.updateFinalizers(ctx, ref, func(f []string) []string {
+		if slices.Contains(f, networkingv1alpha1.Finalizer) {
+			return nil
+		}
+		return append(f, networkingv1alpha1.Finalizer)
+	})
+}
+
+// RemoveFinalizer releases the MultiClusterService once everything it caused is gone.
+func (a *Activities) RemoveFinalizer(ctx context.Context, ref Ref) error {
+	return a.updateFinalizers(ctx, ref, func(f []string) []string {
+		if !slices.Contains(f, networkingv1alpha1.Finalizer) {
+			return nil
+		}
+		return slices.DeleteFunc(slices.Clone(f), func(s string) bool { return s == networkingv1alpha1.Finalizer })
+	})
+}
+
+// updateFinalizers applies edit (nil = nothing to do) with optimistic concurrency; a conflict
+// fails the attempt and the activity retry reads again.
+func (a *Activities) updateFinalizers(ctx context.Context, ref Ref, edit func([]string) []string) error {
+	client := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(ref.Namespace)
+	obj, err := client.Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading MultiClusterService %s: %w", ref, err)
+	}
+	finalizers := edit(obj.GetFinalizers())
+	if finalizers == nil {
+		return nil
+	}
+	obj.SetFinalizers(finalizers)
+	if _, err := client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
+		return fmt.Errorf("updating finalizers of MultiClusterService %s: %w", ref, kube.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// PropagateService makes the Service's Work exist in the execution namespace of exactly the
+// given clusters.
+func (a *Activities) PropagateService(ctx context.Context, in PropagateServiceInput) error {
+	start := time.Now()
+	svc, err := a.Core.CoreV1().Services(in.MCS.Namespace).Get(ctx, in.MCS.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading Service %s: %w", in.MCS, err)
+	}
+	manifest, err := serviceManifest(svc, in.Ports)
+	if err != nil {
+		return err
+	}
+	workName := naming.WorkName("Service", svc.Name, svc.Namespace)
+	desired := map[string]*unstructured.Unstructured{}
+	for _, cluster := range in.Clusters {
+		desired[naming.ExecutionNamespace(cluster)] = newWork(workName, naming.ExecutionNamespace(cluster),
+			workLabels(in.MCS, naming.RoleService), nil, false, manifest)
+	}
+	if err := a.syncServiceWorks(ctx, in.MCS, desired); err != nil {
+		return err
+	}
+	a.Metrics.observeServiceSync(time.Since(earliest(in.DetectedAt, start)))
+	return nil
+}
+
+// CollectEndpointSlices records the provider's EndpointSlices of the Service as Works in the
+// provider's execution namespace, never to be applied back to it.
+func (a *Activities) CollectEndpointSlices(ctx context.Context, in CollectInput) (CollectResult, error) {
+	var res CollectResult
+	member, err := a.Members.Get(ctx, in.Provider)
+	if err != nil {
+		return res, err
+	}
+	selector := labels.Set{networkingv1alpha1.LabelServiceName: in.MCS.Name}.String()
+	list, err := member.Kube.DiscoveryV1().EndpointSlices(in.MCS.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return res, fmt.Errorf("listing EndpointSlices of %s in cluster %s: %w", in.MCS, in.Provider, err)
+	}
+	namespace := naming.ExecutionNamespace(in.Provider)
+	desired := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		slice := &list.Items[i]
+		if !Collectable(slice) {
+			continue
+		}
+		manifest := collectedSliceManifest(slice)
+		name := naming.WorkName("EndpointSlice", slice.Name, slice.Namespace)
+		lbls := workLabels(in.MCS, naming.RoleCollected)
+		lbls[networkingv1alpha1.LabelEndpointSliceName] = in.MCS.Name
+		lbls[networkingv1alpha1.LabelEndpointSliceNamespace] = in.MCS.Namespace
+		desired[name] = newWork(name, namespace, lbls, nil, true, manifest)
+		res.Slices = append(res.Slices, SliceRef{Name: slice.Name, Generation: slice.Generation})
+	}
+	slices.SortFunc(res.Slices, func(x, y SliceRef) int { return cmp.Compare(x.Name, y.Name) })
+	changed, err := a.syncWorksIn(ctx, namespace, in.MCS, naming.RoleCollected, desired)
+	res.Changed = changed
+	return res, err
+}
+
+// Collectable tells whether a slice is the cluster's own: slices that karmadaflow or Karmada
+// dispatched are never collected, so a cluster that both provides and consumes never loops.
+func Collectable(slice *discoveryv1.EndpointSlice) bool {
+	switch slice.Labels[networkingv1alpha1.LabelEndpointSliceManagedBy] {
+	case networkingv1alpha1.ManagedByEndpointSliceDispatch, networkingv1alpha1.ManagedByEndpointSliceKarmada:
+		return false
+	}
+	return true
+}
+
+// DispatchEndpointSlices makes the consumer's execution namespace hold one Work per slice
+// collected from each listed provider, named after the provider.
+func (a *Activities) DispatchEndpointSlices(ctx context.Context, in DispatchInput) (DispatchResult, error) {
+	var res DispatchResult
+	start := time.Now()
+	portNames, err := a.exposedPortNames(ctx, in.MCS, in.Ports)
+	if err != nil {
+		return res, err
+	}
+	namespace := naming.ExecutionNamespace(in.Consumer)
+	desired := map[string]*unstructured.Unstructured{}
+	for _, provider := range in.Providers {
+		if provider == in.Consumer {
+			continue
+		}
+		collected, err := a.ControlPlane.Resource(kube.Works).Namespace(naming.ExecutionNamespace(provider)).List(ctx,
+			metav1.ListOptions{LabelSelector: labels.Set(workLabels(in.MCS, naming.RoleCollected)).String()})
+		if err != nil {
+			return res, fmt.Errorf("listing collected Works of %s for cluster %s: %w", in.MCS, provider, err)
+		}
+		for i := range collected.Items {
+			slice, err := sliceOfWork(&collected.Items[i])
+			if err != nil {
+				return res, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidWork", err)
+			}
+			manifest := dispatchedSliceManifest(slice, provider, portNames)
+			sliceName := naming.DispatchedSliceName(provider, slice.Name)
+			name := naming.WorkName("EndpointSlice", sliceName, slice.Namespace)
+			lbls := workLabels(in.MCS, naming.RoleDispatched)
+			lbls[naming.LabelProvider] = provider
+			annotations := map[string]string{
+				networkingv1alpha1.AnnotationWorkProvisionCluster: provider,
+				networkingv1alpha1.AnnotationProvisionCluster:     provider,
+			}
+			desired[name] = newWork(name, namespace, lbls, annotations, false, manifest)
+		}
+	}
+	onlyProviders := in.Providers
+	if in.Exclusive {
+		onlyProviders = nil
+	}
+	changed, err := a.syncWorksIn(ctx, namespace, in.MCS, naming.RoleDispatched, desired, onlyProviders...)
+	if err != nil {
+		return res, err
+	}
+	res.Works, res.Changed = len(desired), changed
+	if res.Changed {
+		a.Metrics.observeSliceSync(in.Consumer, time.Since(earliest(in.DetectedAt, start)))
+	}
+	return res, nil
+}
+
+// exposedPortNames resolves spec.ports to the Service port names whose endpoints are exposed;
+// nil means every port.
+func (a *Activities) exposedPortNames(ctx context.Context, ref Ref, filters []PortFilter) ([]string, error) {
+	if len(filters) == 0 {
+		return nil, nil
+	}
+	svc, err := a.Core.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading Service %s: %w", ref, err)
+	}
+	names := []string{}
+	for _, p := range filterPorts(svc.Spec.Ports, filters) {
+		names = append(names, p.Name)
+	}
+	return names, nil
+}
+
+// ObserveApplied counts, per consumer, the dispatched Works that report Applied.
+func (a *Activities) ObserveApplied(ctx context.Context, in ObserveAppliedInput) ([]ConsumerApplied, error) {
+	out := make([]ConsumerApplied, 0, len(in.Consumers))
+	selector := labels.Set(workLabels(in.MCS, naming.RoleDispatched)).String()
+	for _, consumer := range in.Consumers {
+		list, err := a.ControlPlane.Resource(kube.Works).Namespace(naming.ExecutionNamespace(consumer)).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, fmt.Errorf("listing dispatched Works of %s for cluster %s: %w", in.MCS, consumer, err)
+		}
+		state := ConsumerApplied{Consumer: consumer, Works: len(list.Items)}
+		for _, w := range list.Items {
+			applied, message := appliedCondition(&w)
+			switch {
+			case applied:
+				state.Applied++
+			case message != "" && state.Message == "":
+				state.Message = message
+			}
+		}
+		out = append(out, state)
+	}
+	return out, nil
+}
+
+// WriteStatus replaces the conditions karmadaflow owns, keeping transition times of
+// conditions whose status did not change.
+func (a *Activities) WriteStatus(ctx context.Context, in StatusInput) error {
+	client := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(in.MCS.Namespace)
+	obj, err := client.Get(ctx, in.MCS.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading MultiClusterService %s: %w", in.MCS, err)
+	}
+	var mcs networkingv1alpha1.MultiClusterService
+	if err := kube.FromUnstructured(obj, &mcs); err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), "InvalidObject", err)
+	}
+	conds := mcs.Status.Conditions
+	wanted := map[string]bool{}
+	for _, c := range in.Conditions {
+		wanted[c.Type] = true
+		meta.SetStatusCondition(&conds, metav1.Condition{
+			Type: c.Type, Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message,
+			ObservedGeneration: in.Generation,
+		})
+	}
+	for _, t := range ownedConditionTypes {
+		if !wanted[t] {
+			meta.RemoveStatusCondition(&conds, t)
+		}
+	}
+	mcs.Status.Conditions = conds
+	updated, err := kube.ToUnstructured(&mcs)
+	if err != nil {
+		return err
+	}
+	if _, err := client.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
+		return fmt.Errorf("writing status of MultiClusterService %s: %w", in.MCS, kube.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+var ownedConditionTypes = []string{
+	networkingv1alpha1.ConditionServiceApplied, networkingv1alpha1.ConditionEndpointSliceCollected,
+	networkingv1alpha1.ConditionEndpointSliceDispatched, networkingv1alpha1.ConditionEndpointSliceApplied,
+}
+
+// DeleteWorks removes the MultiClusterService's Works of the given roles from every namespace.
+func (a *Activities) DeleteWorks(ctx context.Context, in DeleteWorksInput) error {
+	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: labels.Set{
+		networkingv1alpha1.LabelMCSName: in.MCS.Name, networkingv1alpha1.LabelMCSNamespace: in.MCS.Namespace,
+	}.String()})
+	if err != nil {
+		return fmt.Errorf("listing Works of %s: %w", in.MCS, err)
+	}
+	for _, w := range list.Items {
+		if len(in.Roles) > 0 && !slices.Contains(in.Roles, w.GetLabels()[naming.LabelWorkRole]) {
+			continue
+		}
+		if err := a.deleteWork(ctx, w.GetNamespace(), w.GetName()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *Activities) deleteWork(ctx context.Context, namespace, name string) error {
+	err := a.ControlPlane.Resource(kube.Works).Namespace(namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if kube.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Work %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// syncServiceWorks makes the Service Works of the MultiClusterService exactly the desired ones
+// (keyed by namespace), in any namespace.
+func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[string]*unstructured.Unstructured) error {
+	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(workLabels(ref, naming.RoleService)).String()})
+	if err != nil {
+		return fmt.Errorf("listing Service Works of %s: %w", ref, err)
+	}
+	existing := map[string]string{}
+	for _, w := range list.Items {
+		if want, ok := desired[w.GetNamespace()]; ok && want.GetName() == w.GetName() {
+			existing[w.GetNamespace()] = w.GetAnnotations()[naming.AnnotationManifestHash]
+			continue
+		}
+		if err := a.deleteWork(ctx, w.GetNamespace(), w.GetName()); err != nil {
+			return err
+		}
+	}
+	for _, work := range sortedWorks(desired) {
+		if hash, ok := existing[work.GetNamespace()]; ok && hash == work.GetAnnotations()[naming.AnnotationManifestHash] {
+			continue
+		}
+		if _, err := kube.Apply(ctx, a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()), work); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncWorksIn makes namespace hold exactly the desired Works (by name) of one role of the
+// MultiClusterService. With onlyProviders, only Works dispatched from those providers are
+// candidates for deletion.
+func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref, role string, desired map[string]*unstructured.Unstructured, onlyProviders ...string) (bool, error) {
+	list, err := a.ControlPlane.Resource(kube.Works).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(workLabels(ref, role)).String()})
+	if err != nil {
+		return false, fmt.Errorf("listing %s Works of %s in %s: %w", role, ref, namespace, err)
+	}
+	changed := false
+	existing := map[string]string{}
+	for _, w := range list.Items {
+		existing[w.GetName()] = w.GetAnnotations()[naming.AnnotationManifestHash]
+		if _, keep := desired[w.GetName()]; keep {
+			continue
+		}
+		if len(onlyProviders) > 0 && !slices.Contains(onlyProviders, w.GetLabels()[naming.LabelProvider]) {
+			continue
+		}
+		if err := a.deleteWork(ctx, namespace, w.GetName()); err != nil {
+			return changed, err
+		}
+		changed = true
+	}
+	for _, work := range sortedWorks(desired) {
+		if hash, ok := existing[work.GetName()]; ok && hash == work.GetAnnotations()[naming.AnnotationManifestHash] {
+			continue
+		}
+		if _, err := kube.Apply(ctx, a.ControlPlane.Resource(kube.Works).Namespace(namespace), work); err != nil {
+			return changed, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+func appliedCondition(work *unstructured.Unstructured) (applied bool, message string) {
+	conds, _, _ := unstructured.NestedSlice(work.Object, "status", "conditions")
+	for _, c := range conds {
+		cond, _ := c.(map[string]any)
+		if cond["type"] != "Applied" {
+			continue
+		}
+		msg, _ := cond["message"].(string)
+		if cond["status"] == "True" {
+			return true, ""
+		}
+		return false, msg
+	}
+	return false, ""
+}
+
+func workLabels(ref Ref, role string) map[string]string {
+	return map[string]string{networkingv1alpha1.LabelMCSName: ref.Name, networkingv1alpha1.LabelMCSNamespace: ref.Namespace, naming.LabelWorkRole: role}
+}

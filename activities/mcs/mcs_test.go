@@ -1,0 +1,138 @@
+package mcs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+)
+
+func validMCS() *networkingv1alpha1.MultiClusterService {
+	return &networkingv1alpha1.MultiClusterService{
+		ObjectMeta: metav1.ObjectMeta{Name: "foo", Namespace: "default"},
+		Spec: networkingv1alpha1.MultiClusterServiceSpec{
+			Types:            []networkingv1alpha1.ExposureType{"CrossCluster"},
+			Ports:            []networkingv1alpha1.ExposurePort{{Name: "http", Port: 80}},
+			ProviderClusters: []networkingv1alpha1.ClusterSelector{{Name: "member1"}},
+		},
+	}
+}
+
+func TestValidateNamesEveryBadField(t *testing.T) {
+	assert.Empty(t, Validate(validMCS()))
+	cases := map[string]func(*networkingv1alpha1.MultiClusterService){
+		"metadata.name":        func(m *networkingv1alpha1.MultiClusterService) { m.Name = "1foo" },
+		"spec.types: at least": func(m *networkingv1alpha1.MultiClusterService) { m.Spec.Types = nil },
+		"spec.types[0]": func(m *networkingv1alpha1.MultiClusterService) {
+			m.Spec.Types = []networkingv1alpha1.ExposureType{"NodePort"}
+		},
+		"at most one distinct type": func(m *networkingv1alpha1.MultiClusterService) {
+			m.Spec.Types = []networkingv1alpha1.ExposureType{"CrossCluster", "LoadBalancer"}
+		},
+		"spec.ports[0].port":            func(m *networkingv1alpha1.MultiClusterService) { m.Spec.Ports[0].Port = 70000 },
+		"spec.ports[0].name":            func(m *networkingv1alpha1.MultiClusterService) { m.Spec.Ports[0].Name = "Bad_Name" },
+		"duplicates spec.ports[0].name": func(m *networkingv1alpha1.MultiClusterService) { m.Spec.Ports = append(m.Spec.Ports, m.Spec.Ports[0]) },
+		"spec.providerClusters[0].name": func(m *networkingv1alpha1.MultiClusterService) { m.Spec.ProviderClusters[0].Name = "" },
+		"spec.consumerClusters[0].name": func(m *networkingv1alpha1.MultiClusterService) {
+			m.Spec.ConsumerClusters = []networkingv1alpha1.ClusterSelector{{Name: "UPPER"}}
+		},
+		"spec.serviceProvisionClusters[0]": func(m *networkingv1alpha1.MultiClusterService) {
+			m.Spec.ServiceProvisionClusters = []string{strings.Repeat("a", 49)}
+		},
+		"spec.serviceConsumptionClusters[0]": func(m *networkingv1alpha1.MultiClusterService) { m.Spec.ServiceConsumptionClusters = []string{"a.b"} },
+		"spec.range.clusterNames[0]": func(m *networkingv1alpha1.MultiClusterService) {
+			m.Spec.Range = &networkingv1alpha1.ExposureRange{ClusterNames: []string{"-x"}}
+		},
+	}
+	for field, mutate := range cases {
+		t.Run(field, func(t *testing.T) {
+			m := validMCS()
+			mutate(m)
+			problems := Validate(m)
+			require.Len(t, problems, 1, "%v", problems)
+			assert.Contains(t, problems[0], field)
+		})
+	}
+}
+
+func TestClusterListsHonourDeprecatedFields(t *testing.T) {
+	spec := networkingv1alpha1.MultiClusterServiceSpec{ServiceProvisionClusters: []string{"a"}, ServiceConsumptionClusters: []string{"b"}}
+	p, c := clusterLists(spec)
+	assert.Equal(t, []string{"a"}, p)
+	assert.Equal(t, []string{"b"}, c)
+
+	spec.ProviderClusters = []networkingv1alpha1.ClusterSelector{{Name: "x"}}
+	p, _ = clusterLists(spec)
+	assert.Equal(t, []string{"x"}, p, "the new field wins")
+
+	p, c = clusterLists(networkingv1alpha1.MultiClusterServiceSpec{Range: &networkingv1alpha1.ExposureRange{ClusterNames: []string{"r"}}})
+	assert.Equal(t, []string{"r"}, p)
+	assert.Equal(t, []string{"r"}, c)
+}
+
+func TestServiceManifestDropsClusterFieldsAndFiltersPorts(t *testing.T) {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "foo", Namespace: "default", ResourceVersion: "7",
+			Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "keep": "me"}},
+		Spec: corev1.ServiceSpec{
+			ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"}, Type: corev1.ServiceTypeClusterIP,
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "metrics", Port: 9090}},
+		},
+	}
+	m, err := serviceManifest(svc, []PortFilter{{Port: 80}})
+	require.NoError(t, err)
+	u := unstructured.Unstructured{Object: m}
+	assert.Equal(t, map[string]string{"keep": "me"}, u.GetAnnotations())
+	assert.Empty(t, u.GetResourceVersion())
+	_, found, _ := unstructured.NestedString(m, "spec", "clusterIP")
+	assert.False(t, found)
+	ports, _, _ := unstructured.NestedSlice(m, "spec", "ports")
+	require.Len(t, ports, 1)
+	assert.Equal(t, "http", ports[0].(map[string]any)["name"])
+}
+
+func TestDispatchedSliceIsRenamedAndLabelled(t *testing.T) {
+	http, metrics := "http", "metrics"
+	source := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "foo-abc", Namespace: "default",
+			Labels:      map[string]string{networkingv1alpha1.LabelServiceName: "foo"},
+			Annotations: map[string]string{networkingv1alpha1.AnnotationEndpointSliceGeneration: "3"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.5"}, NodeName: &http}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &http}, {Name: &metrics}},
+	}
+	m := dispatchedSliceManifest(source, "member1", []string{"http"})
+	u := unstructured.Unstructured{Object: m}
+	assert.Equal(t, "member1-foo-abc", u.GetName())
+	assert.Equal(t, networkingv1alpha1.ManagedByEndpointSliceDispatch, u.GetLabels()[networkingv1alpha1.LabelEndpointSliceManagedBy])
+	assert.Equal(t, "foo", u.GetLabels()[networkingv1alpha1.LabelServiceName])
+	assert.Equal(t, "member1", u.GetAnnotations()[networkingv1alpha1.AnnotationProvisionCluster])
+	assert.Equal(t, "3", u.GetAnnotations()[networkingv1alpha1.AnnotationEndpointSliceGeneration])
+	ports, _, _ := unstructured.NestedSlice(m, "ports")
+	assert.Len(t, ports, 1)
+	eps, _, _ := unstructured.NestedSlice(m, "endpoints")
+	_, hasNode := eps[0].(map[string]any)["nodeName"]
+	assert.False(t, hasNode, "provider node names do not travel")
+
+	assert.False(t, Collectable(&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Labels: u.GetLabels()}}),
+		"a dispatched slice is never collected again")
+	assert.True(t, Collectable(source))
+}
+
+func TestWorkHashChangesWithContent(t *testing.T) {
+	a := newWork("w", "ns", map[string]string{"l": "1"}, nil, true, map[string]any{"x": 1})
+	b := newWork("w", "ns", map[string]string{"l": "1"}, nil, true, map[string]any{"x": 1})
+	c := newWork("w", "ns", map[string]string{"l": "1"}, nil, true, map[string]any{"x": 2})
+	key := "karmadaflow.io/manifest-hash"
+	assert.Equal(t, a.GetAnnotations()[key], b.GetAnnotations()[key])
+	assert.NotEqual(t, a.GetAnnotations()[key], c.GetAnnotations()[key])
+	suspended, _, _ := unstructured.NestedBool(a.Object, "spec", "suspendDispatching")
+	assert.True(t, suspended)
+}

@@ -1,0 +1,44 @@
+package mcs
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the MultiClusterService metrics of the seed, served on /metrics.
+type Metrics struct {
+	SyncService       prometheus.Histogram
+	SyncEndpointSlice *prometheus.HistogramVec
+}
+
+// NewMetrics registers the metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	buckets := prometheus.ExponentialBuckets(0.005, 2, 14) // 5ms .. ~41s
+	m := &Metrics{
+		SyncService: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mcs_sync_svc_duration_seconds",
+			Help:    "Time from detecting a Service or MultiClusterService change to the Service Works being written.",
+			Buckets: buckets,
+		}),
+		SyncEndpointSlice: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcs_sync_eps_duration_seconds",
+			Help:    "Time from detecting an EndpointSlice change in a provider to the Work being created or updated in the consumer's namespace.",
+			Buckets: buckets,
+		}, []string{"cluster"}),
+	}
+	reg.MustRegister(m.SyncService, m.SyncEndpointSlice)
+	return m
+}
+
+func (m *Metrics) observeServiceSync(d time.Duration) {
+	if m != nil {
+		m.SyncService.Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) observeSliceSync(consumer string, d time.Duration) {
+	if m != nil {
+		m.SyncEndpointSlice.WithLabelValues(consumer).Observe(d.Seconds())
+	}
+}

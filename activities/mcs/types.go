@@ -1,0 +1,132 @@
+package mcs
+
+import "time"
+
+// Ref names a MultiClusterService (and its Service, which has the same name).
+type Ref struct {
+	Namespace string
+	Name      string
+}
+
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// PortFilter is one entry of spec.ports: a Service port exposed by the MultiClusterService.
+type PortFilter struct {
+	Name string
+	Port int32
+}
+
+// ClusterState is what the control plane says of one member cluster.
+type ClusterState struct {
+	Name  string
+	Ready bool
+	// Since is when Ready last changed (zero when the cluster has no Ready condition yet).
+	Since time.Time
+}
+
+// Observation is a MultiClusterService as the workflow needs it: names, flags and small
+// lists, never object bodies.
+type Observation struct {
+	Exists       bool
+	Deleting     bool
+	HasFinalizer bool
+	Generation   int64
+	// Invalid lists each problem of the spec, naming the field. Empty when the spec is valid.
+	Invalid []string
+	// CrossCluster is true when spec.types asks for CrossCluster.
+	CrossCluster bool
+	Ports        []PortFilter
+	// Providers and Consumers as the spec names them (deprecated fields honoured when the new
+	// ones are empty); empty means every cluster.
+	Providers []string
+	Consumers []string
+	// ServiceExists tells whether the same-name Service exists in the control plane.
+	ServiceExists bool
+	// Clusters are all member clusters of the control plane, sorted by name.
+	Clusters []ClusterState
+	// UnhealthyGrace is how long a provider may be not Ready before its slices are withdrawn.
+	UnhealthyGrace time.Duration
+}
+
+// PropagateServiceInput asks for the Service's Work in exactly these clusters.
+type PropagateServiceInput struct {
+	MCS      Ref
+	Clusters []string
+	Ports    []PortFilter
+	// DetectedAt is when the starter saw the change that led here (zero if unknown).
+	DetectedAt time.Time
+}
+
+// CollectInput asks to record provider's EndpointSlices of the Service as Works.
+type CollectInput struct {
+	MCS      Ref
+	Provider string
+}
+
+// SliceRef names a collected EndpointSlice and the generation collected.
+type SliceRef struct {
+	Name       string
+	Generation int64
+}
+
+// CollectResult says what was collected and whether any Work changed.
+type CollectResult struct {
+	Slices  []SliceRef
+	Changed bool
+}
+
+// DispatchInput asks that consumer hold exactly the slices collected from Providers (other
+// than itself). With Exclusive, Works dispatched from any other provider are removed too;
+// without it only the listed providers' Works are touched.
+type DispatchInput struct {
+	MCS       Ref
+	Consumer  string
+	Providers []string
+	Exclusive bool
+	Ports     []PortFilter
+	// DetectedAt is when the starter saw the slice change that led here (zero if unknown).
+	DetectedAt time.Time
+}
+
+// DispatchResult counts the Works the consumer holds after the dispatch.
+type DispatchResult struct {
+	Works   int
+	Changed bool
+}
+
+// ObserveAppliedInput asks whether the dispatched Works in these consumers are applied.
+type ObserveAppliedInput struct {
+	MCS       Ref
+	Consumers []string
+}
+
+// ConsumerApplied is the Applied state of one consumer's dispatched Works.
+type ConsumerApplied struct {
+	Consumer string
+	Works    int
+	Applied  int
+	// Message is the first failure reported by a Work, if any.
+	Message string
+}
+
+// Condition is a status condition the workflow decided on; the activity stamps the time.
+type Condition struct {
+	Type    string
+	Status  string
+	Reason  string
+	Message string
+}
+
+// StatusInput replaces the MultiClusterService's conditions of the types karmadaflow owns.
+type StatusInput struct {
+	MCS        Ref
+	Generation int64
+	Conditions []Condition
+}
+
+// DeleteWorksInput removes Works of the MultiClusterService with the given roles (all roles
+// when empty).
+type DeleteWorksInput struct {
+	MCS   Ref
+	Roles []string
+}

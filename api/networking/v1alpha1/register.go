@@ -1,0 +1,44 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupName is the API group of this package.
+const GroupName = "networking.karmada.io"
+
+// GroupVersion is the group and version of this package.
+var GroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
+
+// Names of the MultiClusterService resource.
+const (
+	KindMultiClusterService     = "MultiClusterService"
+	ResourceMultiClusterService = "multiclusterservices"
+)
+
+// MultiClusterServiceGVR is the group/version/resource of MultiClusterService, for dynamic
+// clients and informers.
+var MultiClusterServiceGVR = GroupVersion.WithResource(ResourceMultiClusterService)
+
+var (
+	// SchemeBuilder registers the types of this package.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	// AddToScheme adds the types of this package to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+// Kind returns a GroupKind of this group.
+func Kind(kind string) schema.GroupKind { return GroupVersion.WithKind(kind).GroupKind() }
+
+// Resource returns a GroupResource of this group.
+func Resource(resource string) schema.GroupResource {
+	return GroupVersion.WithResource(resource).GroupResource()
+}
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion, &MultiClusterService{}, &MultiClusterServiceList{})
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# ensure.sh TOOL...: builds each named tool into bin/ at the version pinned in versions.mk,
+# skipping a tool whose binary in bin/ already carries that version.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin="$root/bin"
+tools_mod="$root/hack/tools"
+mkdir -p "$bin"
+eval "$(sed -n 's/^\([A-Z_]*\) *:= *\(.*\)$/\1=\2/p' "$tools_mod/versions.mk")"
+
+# has_version BINARY MODULE VERSION: the binary was built with MODULE at VERSION.
+has_version() {
+  [ -x "$bin/$1" ] && go version -m "$bin/$1" 2>/dev/null |
+    grep -Eq "^[[:space:]]+(mod|dep)[[:space:]]+$2[[:space:]]+$3([[:space:]]|$)"
+}
+
+# sync_tools_module makes hack/tools/go.mod pin the Kubernetes and etcd versions of versions.mk.
+sync_tools_module() {
+  local staging="v0.${KUBERNETES_VERSION#v1.}"
+  local current
+  current=$(cd "$tools_mod" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+  if [ "$current" != "$KUBERNETES_VERSION" ] ||
+     ! (cd "$tools_mod" && go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3) | grep -qx "$ETCD_VERSION"; then
+    echo "hack/tools: pinning k8s.io/kubernetes $KUBERNETES_VERSION, etcd $ETCD_VERSION"
+    (cd "$tools_mod" &&
+      go mod edit -require="k8s.io/kubernetes@$KUBERNETES_VERSION" -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION" &&
+      sed -i -E "s#^(replace )?([[:space:]]*)(k8s\.io/[a-z0-9-]+) => (k8s\.io/[a-z0-9-]+) v0\.[0-9]+\.[0-9]+\$#\1\2\3 => \4 $staging#" go.mod &&
+      go mod tidy)
+  fi
+}
+
+build_kubernetes() { # build_kubernetes COMMAND
+  has_version "$1" k8s.io/kubernetes "$KUBERNETES_VERSION" && return
+  sync_tools_module
+  echo "building $1 (Kubernetes $KUBERNETES_VERSION)"
+  (cd "$tools_mod" && go build -o "$bin/$1" "k8s.io/kubernetes/cmd/$1")
+}
+
+install_module() { # install_module BINARY MODULE PACKAGE VERSION
+  has_version "$1" "$2" "$4" && return
+  echo "building $1 ($2 $4)"
+  GOBIN="$bin" go install "$3@$4"
+}
+
+for tool in "$@"; do
+  case "$tool" in
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) build_kubernetes "$tool" ;;
+    etcd)
+      if ! has_version etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION"; then
+        sync_tools_module
+        echo "building etcd ($ETCD_VERSION)"
+        (cd "$tools_mod" && go build -o "$bin/etcd" ./etcd)
+      fi ;;
+    kwok) install_module kwok sigs.k8s.io/kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION" ;;
+    temporal) install_module temporal github.com/temporalio/cli github.com/temporalio/cli/cmd/temporal "$TEMPORAL_CLI_VERSION" ;;
+    controller-gen) install_module controller-gen sigs.k8s.io/controller-tools sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION" ;;
+    workflowcheck) install_module workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" ;;
+    *) echo "ensure.sh: unknown tool $tool" >&2; exit 2 ;;
+  esac
+done

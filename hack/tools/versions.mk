@@ -1,0 +1,8 @@
+# Pinned versions of every tool the project builds into bin/. This is the one place they live:
+# `make tools` passes them to the build and checks hack/tools/go.mod against them.
+KUBERNETES_VERSION     := v1.36.3
+ETCD_VERSION           := v3.6.8
+KWOK_VERSION           := v0.8.0
+TEMPORAL_CLI_VERSION   := v1.5.1
+CONTROLLER_GEN_VERSION := v0.20.1
+WORKFLOWCHECK_VERSION  := v0.6.0

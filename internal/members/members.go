@@ -1,0 +1,141 @@
+// Package members connects to member clusters. It turns a Cluster object of the control plane
+// and the Secret it names (keys `token` and `caBundle`) into clients, and keeps one set of
+// clients per cluster, refreshed when the Cluster or its Secret changes.
+package members
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+)
+
+// Member is the set of clients of one member cluster.
+type Member struct {
+	Name    string
+	Config  *rest.Config
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	Mapper  *restmapper.DeferredDiscoveryRESTMapper
+
+	version string // the Cluster's and Secret's resourceVersions the clients were built from
+	checked time.Time
+}
+
+// Registry hands out member clients. It re-reads a Cluster and its Secret at most once per
+// refresh interval, so the hot path costs no extra API call.
+type Registry struct {
+	controlPlane dynamic.Interface
+	core         kubernetes.Interface
+	refresh      time.Duration
+	qps          float32
+	burst        int
+
+	mu      sync.Mutex
+	members map[string]*Member
+}
+
+// NewRegistry returns a registry reading Clusters through controlPlane and Secrets through core.
+func NewRegistry(controlPlane dynamic.Interface, core kubernetes.Interface) *Registry {
+	return &Registry{controlPlane: controlPlane, core: core, refresh: 30 * time.Second, qps: 200, burst: 400, members: map[string]*Member{}}
+}
+
+// Get returns the clients of the named cluster.
+func (r *Registry) Get(ctx context.Context, cluster string) (*Member, error) {
+	r.mu.Lock()
+	m := r.members[cluster]
+	r.mu.Unlock()
+	if m != nil && time.Since(m.checked) < r.refresh {
+		return m, nil
+	}
+	cfg, version, err := r.config(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m = r.members[cluster]; m != nil && m.version == version {
+		m.checked = time.Now()
+		return m, nil
+	}
+	m, err = newMember(cluster, cfg, version)
+	if err != nil {
+		return nil, err
+	}
+	r.members[cluster] = m
+	return m, nil
+}
+
+// Forget drops the cached clients of cluster, e.g. after an authentication failure.
+func (r *Registry) Forget(cluster string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.members, cluster)
+}
+
+// Config returns a rest.Config for the cluster, built from its Cluster object and Secret.
+func (r *Registry) Config(ctx context.Context, cluster string) (*rest.Config, error) {
+	cfg, _, err := r.config(ctx, cluster)
+	return cfg, err
+}
+
+func (r *Registry) config(ctx context.Context, cluster string) (*rest.Config, string, error) {
+	obj, err := r.controlPlane.Resource(kube.Clusters).Get(ctx, cluster, metav1.GetOptions{})
+	if err != nil {
+		return nil, "", fmt.Errorf("reading Cluster %s: %w", cluster, err)
+	}
+	endpoint, _, _ := unstructured.NestedString(obj.Object, "spec", "apiEndpoint")
+	secretNS, _, _ := unstructured.NestedString(obj.Object, "spec", "secretRef", "namespace")
+	secretName, _, _ := unstructured.NestedString(obj.Object, "spec", "secretRef", "name")
+	insecure, _, _ := unstructured.NestedBool(obj.Object, "spec", "insecureSkipTLSVerification")
+	if endpoint == "" || secretName == "" {
+		return nil, "", fmt.Errorf("cluster %s has no spec.apiEndpoint or spec.secretRef", cluster)
+	}
+	secret, err := r.core.CoreV1().Secrets(secretNS).Get(ctx, secretName, metav1.GetOptions{})
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the credentials Secret %s/%s of cluster %s: %w", secretNS, secretName, cluster, err)
+	}
+	cfg, err := RESTConfig(endpoint, secret, insecure)
+	if err != nil {
+		return nil, "", fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	cfg.QPS, cfg.Burst = r.qps, r.burst
+	return cfg, obj.GetResourceVersion() + "/" + secret.ResourceVersion, nil
+}
+
+// RESTConfig builds a client config for an API endpoint from a credentials Secret with keys
+// `token` and, optionally, `caBundle`.
+func RESTConfig(endpoint string, secret *corev1.Secret, insecure bool) (*rest.Config, error) {
+	token := string(secret.Data["token"])
+	if token == "" {
+		return nil, fmt.Errorf("secret %s/%s has no token", secret.Namespace, secret.Name)
+	}
+	cfg := &rest.Config{Host: endpoint, BearerToken: token, Timeout: 10 * time.Second}
+	cfg.TLSClientConfig.CAData = secret.Data["caBundle"]
+	cfg.TLSClientConfig.Insecure = insecure && len(cfg.TLSClientConfig.CAData) == 0
+	return cfg, nil
+}
+
+func newMember(name string, cfg *rest.Config, version string) (*Member, error) {
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kc.Discovery()))
+	return &Member{Name: name, Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper, version: version, checked: time.Now()}, nil
+}

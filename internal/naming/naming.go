@@ -1,0 +1,76 @@
+// Package naming owns the deterministic names and well-known keys karmadaflow shares with
+// Karmada on the wire: Work names, execution namespaces, and the labels and annotations that
+// tie Works and dispatched EndpointSlices to their MultiClusterService.
+package naming
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	workv1alpha1 "github.com/karmadaflow/karmadaflow/api/work/v1alpha1"
+)
+
+// ExecutionNamespacePrefix starts the control-plane namespace that holds a member's Works.
+const ExecutionNamespacePrefix = workv1alpha1.ExecutionNamespacePrefix
+
+// ExecutionNamespace is the control-plane namespace of the Works for cluster.
+func ExecutionNamespace(cluster string) string { return ExecutionNamespacePrefix + cluster }
+
+// ClusterOfExecutionNamespace returns the member cluster a Work namespace belongs to.
+func ClusterOfExecutionNamespace(namespace string) (string, bool) {
+	cluster, ok := strings.CutPrefix(namespace, ExecutionNamespacePrefix)
+	return cluster, ok && cluster != ""
+}
+
+// WorkName is Karmada's deterministic Work name for an object: the object's name (lower-cased,
+// ':' replaced by '.') and the FNV-32a hash of "<namespace>-<name>-<kind>" in lower case
+// (without the namespace for cluster-scoped objects), safe-encoded.
+func WorkName(kind, name, namespace string) string {
+	key := name + "-" + kind
+	if namespace != "" {
+		key = namespace + "-" + key
+	}
+	hash := fnv.New32a()
+	_, _ = hash.Write([]byte(strings.ToLower(key)))
+	return fmt.Sprintf("%s-%s", strings.ToLower(strings.ReplaceAll(name, ":", ".")),
+		rand.SafeEncodeString(fmt.Sprint(hash.Sum32())))
+}
+
+// DispatchedSliceName is the name of provider's slice once dispatched to a consumer. The
+// provider prefix keeps equal slice names from two providers apart.
+func DispatchedSliceName(provider, slice string) string { return provider + "-" + slice }
+
+// Keys karmadaflow shares with Karmada (the MultiClusterService ones live in
+// api/networking/v1alpha1).
+const (
+	// FinalizerExecution holds a Work until its manifests are removed from the member.
+	FinalizerExecution = "karmada.io/execution-controller"
+
+	// Labels karmadaflow puts on what it applies to a member cluster, so that it only ever
+	// deletes objects it created there.
+	LabelWorkName      = "work.karmada.io/name"
+	LabelWorkNamespace = "work.karmada.io/namespace"
+)
+
+// Keys of karmadaflow's own.
+const (
+	// LabelWorkRole says what a Work of a MultiClusterService carries.
+	LabelWorkRole = "karmadaflow.io/work-role"
+	// AnnotationManifestHash is the hash of a Work's manifests, so unchanged Works are not
+	// written again.
+	AnnotationManifestHash = "karmadaflow.io/manifest-hash"
+	// LabelProvider names the provider cluster of a dispatched Work.
+	LabelProvider = "karmadaflow.io/provider"
+	// FieldManager is the server-side-apply field manager of every write.
+	FieldManager = "karmadaflow"
+)
+
+// Work roles.
+const (
+	RoleService    = "service"
+	RoleCollected  = "collected"
+	RoleDispatched = "dispatched"
+)

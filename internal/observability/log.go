@@ -1,0 +1,55 @@
+// Package observability owns what the worker and the starter expose about themselves: the zap
+// logger (also behind the Temporal SDK's logger), the Prometheus registry that holds the
+// process, project, work-queue and Temporal SDK metrics, and the HTTP server of /metrics,
+// /healthz and /readyz.
+package observability
+
+import (
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/log"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+)
+
+// NewLogger builds the process logger. level is debug, info, warn or error; format is json or
+// console.
+func NewLogger(level, format string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.Sampling = nil
+	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	switch format {
+	case "json":
+	case "console":
+		cfg.Encoding = "console"
+		cfg.EncoderConfig = zap.NewDevelopmentEncoderConfig()
+	default:
+		return nil, fmt.Errorf("log format %q: want json or console", format)
+	}
+	logger, err := cfg.Build()
+	if err != nil {
+		return nil, fmt.Errorf("building logger: %w", err)
+	}
+	return logger, nil
+}
+
+// TemporalLogger adapts logger to the Temporal SDK: the SDK's key-value logs become zap fields
+// under the logger name "temporal", at logger's level.
+func TemporalLogger(logger *zap.Logger) log.Logger {
+	handler := zapslog.NewHandler(logger.Core(), zapslog.WithName(joinName(logger, "temporal")))
+	return log.NewStructuredLogger(slog.New(handler))
+}
+
+func joinName(logger *zap.Logger, name string) string {
+	if parent := logger.Name(); parent != "" {
+		return parent + "." + name
+	}
+	return name
+}

@@ -1,0 +1,86 @@
+package options
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Clients are the clients of one Kubernetes API server.
+type Clients struct {
+	Config  *rest.Config
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+}
+
+// KarmadaClients are the clients of the Karmada control plane.
+func (o *Options) KarmadaClients() (*Clients, error) {
+	cfg, err := o.KarmadaConfig()
+	if err != nil {
+		return nil, err
+	}
+	return newClients("Karmada control plane", cfg)
+}
+
+// HostClients are the clients of the host cluster.
+func (o *Options) HostClients() (*Clients, error) {
+	cfg, err := o.HostConfig()
+	if err != nil {
+		return nil, err
+	}
+	return newClients("host cluster", cfg)
+}
+
+func newClients(cluster string, cfg *rest.Config) (*Clients, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: creating client: %w", cluster, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: creating dynamic client: %w", cluster, err)
+	}
+	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn}, nil
+}
+
+// KarmadaConfig is the REST configuration of the Karmada control plane.
+func (o *Options) KarmadaConfig() (*rest.Config, error) {
+	return o.restConfig("Karmada control plane", o.KarmadaKubeconfig)
+}
+
+// HostConfig is the REST configuration of the host cluster.
+func (o *Options) HostConfig() (*rest.Config, error) {
+	return o.restConfig("host cluster", o.HostKubeconfig)
+}
+
+func (o *Options) restConfig(cluster, kubeconfig string) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if kubeconfig == "" {
+		if cfg, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("%s: no kubeconfig given and no in-cluster config: %w", cluster, err)
+		}
+	} else if cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
+		return nil, fmt.Errorf("%s: loading kubeconfig %s: %w", cluster, kubeconfig, err)
+	}
+	cfg.QPS = float32(o.KubeAPIQPS)
+	cfg.Burst = o.KubeAPIBurst
+	cfg.UserAgent = "karmadaflow-" + string(o.Component)
+	return cfg, nil
+}
+
+// TemporalClientOptions are the options of the Temporal client, logging to logger and
+// reporting SDK metrics to metrics.
+func (o *Options) TemporalClientOptions(logger log.Logger, metrics client.MetricsHandler) client.Options {
+	return client.Options{
+		HostPort:       o.TemporalAddress,
+		Namespace:      o.TemporalNamespace,
+		Logger:         logger,
+		MetricsHandler: metrics,
+	}
+}

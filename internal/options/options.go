@@ -1,0 +1,270 @@
+// Package options owns the command-line flags and environment variables of the worker and the
+// starter: one struct with the defaults, the parsing and the validation, so both processes are
+// configured the same way. Every flag can also be set through an environment variable named
+// KARMADAFLOW_ followed by the flag name in upper case with '-' turned into '_'
+// (--temporal-address is KARMADAFLOW_TEMPORAL_ADDRESS); a flag on the command line wins.
+package options
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// Component is the process the options configure.
+type Component string
+
+// The two processes of karmadaflow.
+const (
+	Worker  Component = "worker"
+	Starter Component = "starter"
+)
+
+// EnvPrefix starts the name of the environment variable of every flag.
+const EnvPrefix = "KARMADAFLOW_"
+
+// Log formats.
+const (
+	LogFormatJSON    = "json"
+	LogFormatConsole = "console"
+)
+
+// Options configures the worker or the starter.
+type Options struct {
+	Component Component
+
+	// Temporal.
+	TemporalAddress   string
+	TemporalNamespace string
+	TaskQueue         string
+
+	// Kubernetes. An empty kubeconfig path means the in-cluster configuration.
+	KarmadaKubeconfig string // the Karmada control plane
+	HostKubeconfig    string // the cluster karmadaflow (and Karmada instances) run in
+	KubeAPIQPS        float64
+	KubeAPIBurst      int
+
+	// Observability.
+	MetricsBindAddress string // /metrics, /healthz and /readyz
+	LogLevel           string
+	LogFormat          string
+
+	// ShutdownTimeout bounds the graceful shutdown after SIGINT/SIGTERM (in the worker: how
+	// long running activities may take to finish).
+	ShutdownTimeout time.Duration
+
+	// Worker only.
+	MaxConcurrentActivities int     // 0: the SDK default
+	ActivitiesPerSecond     float64 // per task queue, across all workers; 0: unlimited
+
+	// Starter only.
+	TriggerWorkers int           // goroutines per trigger that send signals
+	ResyncPeriod   time.Duration // informer resync (resyncs of unchanged objects send no signal)
+
+	// Standalone mode: karmadaflow applies Works to members and keeps Clusters' Ready
+	// condition itself. Switch each off beside a real karmada-controller-manager.
+	EnableWorkExecution bool
+	EnableClusterHealth bool
+	// ClusterUnhealthyGrace is how long a provider may be not Ready before its EndpointSlices
+	// are withdrawn from consumers (worker).
+	ClusterUnhealthyGrace time.Duration
+	// ClusterProbeInterval is how often each member cluster's health is probed (starter).
+	ClusterProbeInterval time.Duration
+
+	// Capability flags go here, with their defaults in Default, their flags in AddFlags and
+	// their checks in Validate.
+}
+
+// Default returns the options of component before flags and environment are applied.
+func Default(component Component) *Options {
+	o := &Options{
+		Component:          component,
+		TemporalAddress:    "127.0.0.1:7233",
+		TemporalNamespace:  "default",
+		TaskQueue:          "karmadaflow",
+		KubeAPIQPS:         50,
+		KubeAPIBurst:       100,
+		MetricsBindAddress: "127.0.0.1:9090",
+		LogLevel:           "info",
+		LogFormat:          LogFormatJSON,
+		ShutdownTimeout:    30 * time.Second,
+		TriggerWorkers:     4,
+		ResyncPeriod:       10 * time.Minute,
+
+		EnableWorkExecution:   true,
+		EnableClusterHealth:   true,
+		ClusterUnhealthyGrace: time.Minute,
+		ClusterProbeInterval:  10 * time.Second,
+	}
+	if component == Starter {
+		o.MetricsBindAddress = "127.0.0.1:9091"
+	}
+	return o
+}
+
+// AddFlags registers the flags of o's component on fs, with o's current values as defaults.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.TemporalAddress, "temporal-address", o.TemporalAddress, "host:port of the Temporal frontend")
+	fs.StringVar(&o.TemporalNamespace, "temporal-namespace", o.TemporalNamespace, "Temporal namespace")
+	fs.StringVar(&o.TaskQueue, "task-queue", o.TaskQueue, "Temporal task queue of karmadaflow's workflows and activities")
+
+	fs.StringVar(&o.KarmadaKubeconfig, "karmada-kubeconfig", o.KarmadaKubeconfig, "kubeconfig of the Karmada control plane (empty: in-cluster config)")
+	fs.StringVar(&o.HostKubeconfig, "host-kubeconfig", o.HostKubeconfig, "kubeconfig of the host cluster (empty: in-cluster config)")
+	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to each Kubernetes API server")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to each Kubernetes API server")
+
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "host:port serving /metrics, /healthz and /readyz")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: json or console")
+	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long a graceful shutdown may take")
+
+	fs.BoolVar(&o.EnableWorkExecution, "enable-work-execution", o.EnableWorkExecution, "apply Works to member clusters (standalone mode; off beside karmada-controller-manager)")
+	fs.BoolVar(&o.EnableClusterHealth, "enable-cluster-health", o.EnableClusterHealth, "probe member clusters and keep their Ready condition (standalone mode; off beside karmada-controller-manager)")
+
+	switch o.Component {
+	case Worker:
+		fs.DurationVar(&o.ClusterUnhealthyGrace, "cluster-unhealthy-grace", o.ClusterUnhealthyGrace, "how long a provider cluster may be not Ready before its EndpointSlices are withdrawn from consumers")
+		fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
+		fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on the task queue, across all workers (0: unlimited)")
+	case Starter:
+		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
+		fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "informer resync period")
+		fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", o.ClusterProbeInterval, "how often each member cluster's health is probed")
+	}
+}
+
+// Parse returns the options of component from the environment (read with getenv) and args
+// (without the program name), validated.
+func Parse(component Component, args []string, getenv func(string) string) (*Options, error) {
+	o := Default(component)
+	fs := flag.NewFlagSet(string(component), flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.AddFlags(fs)
+
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := EnvName(f.Name)
+		if value := getenv(name); value != "" {
+			if err := fs.Set(f.Name, value); err != nil {
+				errs = append(errs, fmt.Errorf("environment variable %s: %w", name, err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err // flag.ErrHelp for -h and --help
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// FromCommandLine parses the process's arguments and environment. It prints the usage and
+// exits 0 for --help, and prints the problem and exits 2 for invalid options.
+func FromCommandLine(component Component) *Options {
+	o, err := Parse(component, os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Print(Usage(component))
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n(--help lists the flags)\n", component, err)
+		os.Exit(2)
+	}
+	return o
+}
+
+// EnvName is the environment variable of a flag.
+func EnvName(flagName string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Usage describes the flags of component and their environment variables.
+func Usage(component Component) string {
+	fs := flag.NewFlagSet(string(component), flag.ContinueOnError)
+	Default(component).AddFlags(fs)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage of %s (every flag can be set as the environment variable shown):\n", component)
+	fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(&b, "  --%s (%s)\n    \t%s (default %q)\n", f.Name, EnvName(f.Name), f.Usage, f.DefValue)
+	})
+	return b.String()
+}
+
+// Validate checks every option and reports all problems at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Component != Worker && o.Component != Starter {
+		errs = append(errs, fmt.Errorf("unknown component %q", o.Component))
+	}
+	if err := validateHostPort(o.TemporalAddress); err != nil {
+		errs = append(errs, fmt.Errorf("--temporal-address: %w", err))
+	}
+	if o.TemporalNamespace == "" {
+		errs = append(errs, errors.New("--temporal-namespace must not be empty"))
+	}
+	if o.TaskQueue == "" {
+		errs = append(errs, errors.New("--task-queue must not be empty"))
+	}
+	if o.KubeAPIQPS <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive, got %v", o.KubeAPIQPS))
+	}
+	if o.KubeAPIBurst <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-burst must be positive, got %d", o.KubeAPIBurst))
+	}
+	if err := validateHostPort(o.MetricsBindAddress); err != nil {
+		errs = append(errs, fmt.Errorf("--metrics-bind-address: %w", err))
+	}
+	if _, err := zapcore.ParseLevel(o.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("--log-level: %w", err))
+	}
+	if o.LogFormat != LogFormatJSON && o.LogFormat != LogFormatConsole {
+		errs = append(errs, fmt.Errorf("--log-format must be %s or %s, got %q", LogFormatJSON, LogFormatConsole, o.LogFormat))
+	}
+	if o.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout must be positive, got %v", o.ShutdownTimeout))
+	}
+	if o.MaxConcurrentActivities < 0 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-activities must not be negative, got %d", o.MaxConcurrentActivities))
+	}
+	if o.ActivitiesPerSecond < 0 {
+		errs = append(errs, fmt.Errorf("--activities-per-second must not be negative, got %v", o.ActivitiesPerSecond))
+	}
+	if o.ClusterUnhealthyGrace < 0 {
+		errs = append(errs, fmt.Errorf("--cluster-unhealthy-grace must not be negative, got %v", o.ClusterUnhealthyGrace))
+	}
+	if o.ClusterProbeInterval < time.Second {
+		errs = append(errs, fmt.Errorf("--cluster-probe-interval must be at least 1s, got %v", o.ClusterProbeInterval))
+	}
+	if o.TriggerWorkers <= 0 {
+		errs = append(errs, fmt.Errorf("--trigger-workers must be positive, got %d", o.TriggerWorkers))
+	}
+	if o.ResyncPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--resync-period must not be negative, got %v", o.ResyncPeriod))
+	}
+	return errors.Join(errs...)
+}
+
+func validateHostPort(address string) error {
+	_, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	if port == "" {
+		return fmt.Errorf("%q has no port", address)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package options
+
+import (
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(name string) string { return vars[name] }
+}
+
+func TestDefaults(t *testing.T) {
+	worker, err := Parse(Worker, nil, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:7233", worker.TemporalAddress)
+	assert.Equal(t, "default", worker.TemporalNamespace)
+	assert.Equal(t, "karmadaflow", worker.TaskQueue)
+	assert.Equal(t, "127.0.0.1:9090", worker.MetricsBindAddress)
+
+	starter, err := Parse(Starter, nil, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:9091", starter.MetricsBindAddress)
+}
+
+func TestFlagBeatsEnvironmentBeatsDefault(t *testing.T) {
+	o, err := Parse(Worker,
+		[]string{"--task-queue=from-flag", "--karmada-kubeconfig", "/cp.kubeconfig"},
+		env(map[string]string{
+			"KARMADAFLOW_TASK_QUEUE":       "from-env",
+			"KARMADAFLOW_TEMPORAL_ADDRESS": "temporal:7233",
+			"KARMADAFLOW_SHUTDOWN_TIMEOUT": "5s",
+		}))
+	require.NoError(t, err)
+	assert.Equal(t, "from-flag", o.TaskQueue)
+	assert.Equal(t, "temporal:7233", o.TemporalAddress)
+	assert.Equal(t, 5*time.Second, o.ShutdownTimeout)
+	assert.Equal(t, "/cp.kubeconfig", o.KarmadaKubeconfig)
+}
+
+func TestComponentFlags(t *testing.T) {
+	_, err := Parse(Starter, []string{"--max-concurrent-activities=3"}, env(nil))
+	assert.Error(t, err, "worker flag accepted by the starter")
+	_, err = Parse(Worker, []string{"--trigger-workers=3"}, env(nil))
+	assert.Error(t, err, "starter flag accepted by the worker")
+}
+
+func TestValidation(t *testing.T) {
+	for name, args := range map[string][]string{
+		"address without port": {"--temporal-address=localhost"},
+		"empty namespace":      {"--temporal-namespace="},
+		"empty task queue":     {"--task-queue="},
+		"bad log level":        {"--log-level=loud"},
+		"bad log format":       {"--log-format=xml"},
+		"bad metrics address":  {"--metrics-bind-address=9090"},
+		"zero shutdown":        {"--shutdown-timeout=0s"},
+		"stray argument":       {"extra"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(Worker, args, env(nil))
+			assert.Error(t, err)
+		})
+	}
+}
+
+func TestBadEnvironmentValue(t *testing.T) {
+	_, err := Parse(Worker, nil, env(map[string]string{"KARMADAFLOW_KUBE_API_BURST": "many"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "KARMADAFLOW_KUBE_API_BURST")
+}
+
+func TestUsageNamesEnvironmentVariables(t *testing.T) {
+	assert.Contains(t, Usage(Worker), "KARMADAFLOW_TEMPORAL_ADDRESS")
+	assert.Contains(t, Usage(Starter), "--trigger-workers")
+}
+
+func TestHelp(t *testing.T) {
+	_, err := Parse(Worker, []string{"--help"}, env(nil))
+	assert.ErrorIs(t, err, flag.ErrHelp)
+}

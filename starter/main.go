@@ -1,0 +1,156 @@
+// Command starter is karmadaflow's starter: it watches Kubernetes resources with informers
+// and, through one trigger per resource (starter/trigger), signals or starts the workflow of
+// every object that changed. It serves /metrics, /healthz and /readyz; it is ready once
+// Temporal answers and every informer has synced. SIGINT or SIGTERM stops it gracefully.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+
+	"github.com/karmadaflow/karmadaflow/internal/observability"
+	"github.com/karmadaflow/karmadaflow/internal/options"
+)
+
+func main() {
+	opts := options.FromCommandLine(options.Starter)
+	logger, err := observability.NewLogger(opts.LogLevel, opts.LogFormat)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, opts, logger)
+	stop()
+	if err != nil {
+		logger.Error("starter failed", zap.Error(err))
+		_ = logger.Sync()
+		os.Exit(1)
+	}
+	logger.Info("starter stopped")
+	_ = logger.Sync()
+}
+
+func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
+	metrics, err := observability.NewMetrics()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = metrics.Shutdown(context.Background()) }()
+	queueMetrics, err := observability.NewWorkqueueMetrics(metrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering work-queue metrics: %w", err)
+	}
+
+	controlPlane, err := opts.KarmadaClients()
+	if err != nil {
+		return fmt.Errorf("clients of the Karmada control plane: %w", err)
+	}
+	host, err := opts.HostClients()
+	if err != nil {
+		return fmt.Errorf("clients of the host cluster: %w", err)
+	}
+	temporal, err := client.NewLazyClient(opts.TemporalClientOptions(
+		observability.TemporalLogger(logger),
+		metrics.TemporalHandler(func(err error) { logger.Error("Temporal SDK metric", zap.Error(err)) }),
+	))
+	if err != nil {
+		return fmt.Errorf("creating Temporal client for %s: %w", opts.TemporalAddress, err)
+	}
+	defer temporal.Close()
+
+	deps := dependencies{
+		Options:             opts,
+		Logger:              logger,
+		Temporal:            temporal,
+		ControlPlane:        controlPlane,
+		Host:                host,
+		ControlPlaneKube:    informers.NewSharedInformerFactory(controlPlane.Kube, opts.ResyncPeriod),
+		ControlPlaneDynamic: dynamicinformer.NewDynamicSharedInformerFactory(controlPlane.Dynamic, opts.ResyncPeriod),
+		HostDynamic:         dynamicinformer.NewDynamicSharedInformerFactory(host.Dynamic, opts.ResyncPeriod),
+		queueMetrics:        queueMetrics,
+	}
+	triggers, err := newTriggers(deps)
+	if err != nil {
+		return fmt.Errorf("creating triggers: %w", err)
+	}
+
+	// Readiness: Temporal answers, every informer the triggers asked the factories for has
+	// synced, and every trigger has seen its initial list.
+	var informersSynced atomic.Bool
+	synced := map[string]func() bool{"informers": informersSynced.Load}
+	for _, t := range triggers {
+		synced["trigger "+t.Name()] = t.HasSynced
+	}
+	server := observability.NewServer(opts.MetricsBindAddress, metrics.Registry, logger)
+	server.AddReadinessCheck("temporal", observability.TemporalCheck(temporal))
+	server.AddReadinessCheck("informers-synced", observability.SyncedCheck(synced))
+
+	group, ctx := errgroup.WithContext(ctx)
+	group.Go(func() error { return server.Run(ctx) })
+	group.Go(func() error {
+		// Keys handled before Temporal answers would only pile up retries.
+		if err := observability.WaitFor(ctx, "Temporal at "+opts.TemporalAddress, observability.TemporalCheck(temporal), logger); err != nil {
+			return nil // shutting down
+		}
+		factories := []interface {
+			Start(<-chan struct{})
+			Shutdown()
+		}{deps.ControlPlaneKube, deps.ControlPlaneDynamic, deps.HostDynamic}
+		for _, f := range factories {
+			f.Start(ctx.Done())
+		}
+		go func() {
+			if waitForFactories(ctx, deps) {
+				informersSynced.Store(true)
+				logger.Info("informers synced")
+			}
+		}()
+
+		var wg sync.WaitGroup
+		for _, t := range triggers {
+			wg.Go(func() { t.Run(ctx) })
+		}
+		logger.Info("starter running", zap.Int("triggers", len(triggers)), zap.String("temporal", opts.TemporalAddress))
+		<-ctx.Done()
+		wg.Wait()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+		return nil
+	})
+	if err := group.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// waitForFactories reports whether every informer started by the factories has synced
+// before ctx ended.
+func waitForFactories(ctx context.Context, deps dependencies) bool {
+	for _, synced := range deps.ControlPlaneKube.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			return false
+		}
+	}
+	for _, f := range []dynamicinformer.DynamicSharedInformerFactory{deps.ControlPlaneDynamic, deps.HostDynamic} {
+		for _, synced := range f.WaitForCacheSync(ctx.Done()) {
+			if !synced {
+				return false
+			}
+		}
+	}
+	return true
+}

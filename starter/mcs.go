@@ -1,0 +1,390 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/starter/trigger"
+	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
+	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+)
+
+// mcsTriggers turns MultiClusterService, Service, Cluster and Work events of the control plane,
+// and EndpointSlice events of every member, into signals to the workflows of the
+// MultiClusterService capability (and of Work execution and cluster health when enabled).
+type mcsTriggers struct {
+	deps     dependencies
+	mcs      cache.SharedIndexInformer
+	clusters cache.SharedIndexInformer
+	slices   *memberSlices
+}
+
+func newMCSTriggers(deps dependencies) ([]*trigger.Trigger, error) {
+	m := &mcsTriggers{
+		deps:     deps,
+		mcs:      deps.ControlPlaneDynamic.ForResource(kube.MultiClusterServices).Informer(),
+		clusters: deps.ControlPlaneDynamic.ForResource(kube.Clusters).Informer(),
+	}
+	m.slices = &memberSlices{deps: deps, registry: members.NewRegistry(deps.ControlPlane.Dynamic, deps.ControlPlane.Kube),
+		running: map[string]*memberWatch{}, signal: m.signalSlices}
+	services := deps.ControlPlaneKube.Core().V1().Services().Informer()
+	works := deps.ControlPlaneDynamic.ForResource(kube.Works).Informer()
+
+	configs := []trigger.Config{
+		m.config("multiclusterservices", m.mcs, nil, trigger.GenerationOrMetadata(nil, nil), m.onMCS),
+		m.config("services", services, nil, serviceChanged, m.onService),
+		m.config("clusters", m.clusters, nil, clusterChanged, m.onCluster),
+		m.config("works-applied", works, dispatchedWorkKey, appliedChanged, m.onDispatchedWork),
+	}
+	if deps.Options.EnableWorkExecution {
+		configs = append(configs, m.config("works-execution", works, executionKey, trigger.GenerationOrMetadata(nil, nil), m.onWork))
+	}
+	var out []*trigger.Trigger
+	for _, cfg := range configs {
+		t, err := trigger.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (m *mcsTriggers) config(name string, informer cache.SharedIndexInformer, key trigger.KeyFunc, relevant trigger.RelevantFunc, handle trigger.HandlerFunc) trigger.Config {
+	cfg := m.deps.triggerConfig(name, informer, handle)
+	cfg.Key, cfg.Relevant = key, relevant
+	return cfg
+}
+
+// onMCS starts or signals the workflow of a MultiClusterService. A MultiClusterService that is
+// gone only gets a signal: its workflow, if still running, finishes the cleanup.
+func (m *mcsTriggers) onMCS(ctx context.Context, key string) error {
+	namespace, name, err := trigger.SplitKey(key)
+	if err != nil {
+		return err
+	}
+	change := mcs.Change{Kind: mcs.ChangeSpec, DetectedAt: time.Now()}
+	if _, exists, _ := m.mcs.GetStore().GetByKey(key); !exists {
+		return m.signal(ctx, mcs.WorkflowID(namespace, name), change)
+	}
+	return m.signalMCS(ctx, namespace, name, change)
+}
+
+// onService signals the MultiClusterService of the same name, if there is one.
+func (m *mcsTriggers) onService(ctx context.Context, key string) error {
+	namespace, name, err := trigger.SplitKey(key)
+	if err != nil {
+		return err
+	}
+	if _, exists, _ := m.mcs.GetStore().GetByKey(key); !exists {
+		return nil
+	}
+	return m.signalMCS(ctx, namespace, name, mcs.Change{Kind: mcs.ChangeSpec, DetectedAt: time.Now()})
+}
+
+// onCluster keeps the member's EndpointSlice watch, its health and execution workflows, and
+// tells every MultiClusterService that the set or health of clusters changed.
+func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
+	obj, exists, _ := m.clusters.GetStore().GetByKey(name)
+	if !exists {
+		m.slices.stop(name)
+	} else {
+		m.slices.ensure(ctx, name, obj.(*unstructured.Unstructured))
+		if err := m.startClusterWorkflows(ctx, name); err != nil {
+			return err
+		}
+	}
+	for _, key := range m.mcs.GetStore().ListKeys() {
+		namespace, mcsName, err := trigger.SplitKey(key)
+		if err != nil {
+			continue
+		}
+		if err := m.signalMCS(ctx, namespace, mcsName, mcs.Change{Kind: mcs.ChangeClusters, DetectedAt: time.Now()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *mcsTriggers) startClusterWorkflows(ctx context.Context, cluster string) error {
+	opts := m.deps.Options
+	if opts.EnableClusterHealth {
+		err := trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
+			WorkflowID: clusterhealth.WorkflowID(cluster), Workflow: clusterhealth.WorkflowName,
+			Args:             []any{clusterhealth.Input{Cluster: cluster, Interval: opts.ClusterProbeInterval}},
+			TaskQueue:        opts.TaskQueue,
+			SearchAttributes: searchattr.ForCluster("Cluster", cluster),
+			Signal:           clusterhealth.SignalResync,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if opts.EnableWorkExecution {
+		return trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
+			WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
+			Args:             []any{execution.Input{Cluster: cluster}},
+			TaskQueue:        opts.TaskQueue,
+			SearchAttributes: searchattr.ForCluster("WorkExecution", cluster),
+			Signal:           execution.SignalResync,
+		})
+	}
+	return nil
+}
+
+// onWork hands a changed Work of karmada-es-<cluster> to that cluster's execution workflow.
+func (m *mcsTriggers) onWork(ctx context.Context, key string) error {
+	cluster, name, err := trigger.SplitKey(key)
+	if err != nil {
+		return err
+	}
+	return trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
+		WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
+		Args:             []any{execution.Input{Cluster: cluster}},
+		TaskQueue:        m.deps.Options.TaskQueue,
+		SearchAttributes: searchattr.ForCluster("WorkExecution", cluster),
+		Signal:           execution.SignalChange, SignalArg: execution.Change{Work: name},
+	})
+}
+
+// onDispatchedWork tells a MultiClusterService that one of its dispatched Works changed state.
+func (m *mcsTriggers) onDispatchedWork(ctx context.Context, key string) error {
+	namespace, name, err := trigger.SplitKey(key)
+	if err != nil {
+		return err
+	}
+	if _, exists, _ := m.mcs.GetStore().GetByKey(key); !exists {
+		return nil
+	}
+	return m.signal(ctx, mcs.WorkflowID(namespace, name), mcs.Change{Kind: mcs.ChangeWorks, DetectedAt: time.Now()})
+}
+
+// signalSlices tells the MultiClusterService of a Service that its slices changed in cluster.
+func (m *mcsTriggers) signalSlices(ctx context.Context, cluster, key string) error {
+	if _, exists, _ := m.mcs.GetStore().GetByKey(key); !exists {
+		return nil
+	}
+	namespace, name, err := trigger.SplitKey(key)
+	if err != nil {
+		return err
+	}
+	return m.signal(ctx, mcs.WorkflowID(namespace, name), mcs.Change{Kind: mcs.ChangeEndpointSlices, Cluster: cluster, DetectedAt: time.Now()})
+}
+
+func (m *mcsTriggers) signalMCS(ctx context.Context, namespace, name string, change mcs.Change) error {
+	return trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
+		WorkflowID: mcs.WorkflowID(namespace, name), Workflow: mcs.WorkflowName,
+		Args:             []any{mcs.Input{Namespace: namespace, Name: name}},
+		TaskQueue:        m.deps.Options.TaskQueue,
+		SearchAttributes: searchattr.ForObject("MultiClusterService", namespace, name),
+		Signal:           mcs.SignalChange, SignalArg: change,
+	})
+}
+
+// signal sends a change to a running workflow; one that is not running needs nothing.
+func (m *mcsTriggers) signal(ctx context.Context, workflowID string, change mcs.Change) error {
+	err := m.deps.Temporal.SignalWorkflow(ctx, workflowID, "", mcs.SignalChange, change)
+	if _, notFound := err.(*serviceerror.NotFound); notFound {
+		return nil
+	}
+	return err
+}
+
+// serviceChanged: a Service matters when its spec, labels or annotations change.
+func serviceChanged(oldObj, newObj metav1.Object) bool {
+	o, ok1 := oldObj.(*corev1.Service)
+	n, ok2 := newObj.(*corev1.Service)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(o.Spec, n.Spec) || !equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
+		!equality.Semantic.DeepEqual(o.Annotations, n.Annotations)
+}
+
+// clusterChanged: a Cluster matters when its spec or its Ready condition changes.
+func clusterChanged(oldObj, newObj metav1.Object) bool {
+	o, ok1 := oldObj.(*unstructured.Unstructured)
+	n, ok2 := newObj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 || o.GetGeneration() != n.GetGeneration() || o.GetDeletionTimestamp() != n.GetDeletionTimestamp() {
+		return true
+	}
+	return readyStatus(o) != readyStatus(n)
+}
+
+func readyStatus(obj *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		if cond, _ := c.(map[string]any); cond["type"] == "Ready" {
+			status, _ := cond["status"].(string)
+			return status
+		}
+	}
+	return ""
+}
+
+// appliedChanged: a dispatched Work matters when its Applied condition changes.
+func appliedChanged(oldObj, newObj metav1.Object) bool {
+	o, ok1 := oldObj.(*unstructured.Unstructured)
+	n, ok2 := newObj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return appliedStatus(o) != appliedStatus(n)
+}
+
+func appliedStatus(obj *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		if cond, _ := c.(map[string]any); cond["type"] == "Applied" {
+			status, _ := cond["status"].(string)
+			gen, _ := cond["observedGeneration"].(int64)
+			return fmt.Sprintf("%s/%d", status, gen)
+		}
+	}
+	return ""
+}
+
+// dispatchedWorkKey maps a dispatched Work to its MultiClusterService's key.
+func dispatchedWorkKey(obj any) (string, error) {
+	u := unstructuredOf(obj)
+	if u == nil || u.GetLabels()[naming.LabelWorkRole] != naming.RoleDispatched {
+		return "", nil
+	}
+	l := u.GetLabels()
+	return l[networkingv1alpha1.LabelMCSNamespace] + "/" + l[networkingv1alpha1.LabelMCSName], nil
+}
+
+// executionKey maps a Work to "<cluster>/<work name>", or nothing when it is outside an
+// execution namespace.
+func executionKey(obj any) (string, error) {
+	u := unstructuredOf(obj)
+	if u == nil {
+		return "", nil
+	}
+	cluster, ok := naming.ClusterOfExecutionNamespace(u.GetNamespace())
+	if !ok {
+		return "", nil
+	}
+	return cluster + "/" + u.GetName(), nil
+}
+
+func unstructuredOf(obj any) *unstructured.Unstructured {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+// memberSlices runs one EndpointSlice watch per member cluster, started and stopped as
+// Clusters join and leave, and restarted when a Cluster's endpoint or credentials change.
+type memberSlices struct {
+	deps     dependencies
+	registry *members.Registry
+	signal   func(ctx context.Context, cluster, key string) error
+
+	mu      sync.Mutex
+	running map[string]*memberWatch
+}
+
+type memberWatch struct {
+	version string // the Cluster's generation its clients were built from
+	cancel  context.CancelFunc
+}
+
+// sliceSelector selects the slices that can be collected: those of a Service, not dispatched.
+var sliceSelector = networkingv1alpha1.LabelServiceName + "," +
+	networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch
+
+func (s *memberSlices) ensure(ctx context.Context, cluster string, obj *unstructured.Unstructured) {
+	version := fmt.Sprint(obj.GetGeneration())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.running[cluster]; ok {
+		if w.version == version {
+			return
+		}
+		w.cancel()
+	}
+	s.registry.Forget(cluster)
+	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.running[cluster] = &memberWatch{version: version, cancel: cancel}
+	go s.run(watchCtx, cluster)
+}
+
+func (s *memberSlices) stop(cluster string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.running[cluster]; ok {
+		w.cancel()
+		delete(s.running, cluster)
+	}
+}
+
+// run watches the member's EndpointSlices until ctx ends, retrying the connection setup.
+func (s *memberSlices) run(ctx context.Context, cluster string) {
+	logger := s.deps.Logger.With(zap.String("cluster", cluster))
+	var client kubernetes.Interface
+	for client == nil {
+		member, err := s.registry.Get(ctx, cluster)
+		if err == nil {
+			client = member.Kube
+			break
+		}
+		logger.Warn("cannot connect to member cluster; retrying", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sliceSelector }))
+	informer := factory.Discovery().V1().EndpointSlices().Informer()
+	cfg := s.deps.triggerConfig("endpointslices-"+cluster, informer, func(ctx context.Context, key string) error {
+		return s.signal(ctx, cluster, key)
+	})
+	cfg.Key = serviceKey
+	cfg.Relevant = trigger.GenerationOrMetadata(nil, nil)
+	cfg.MetricsProvider = nil // one queue per member; not registered twice when a member rejoins
+	t, err := trigger.New(cfg)
+	if err != nil {
+		logger.Error("cannot watch EndpointSlices", zap.Error(err))
+		return
+	}
+	factory.Start(ctx.Done())
+	logger.Info("watching EndpointSlices")
+	t.Run(ctx)
+	factory.Shutdown()
+}
+
+// serviceKey maps an EndpointSlice to "<namespace>/<service>".
+func serviceKey(obj any) (string, error) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	slice, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok || slice.Labels[networkingv1alpha1.LabelServiceName] == "" {
+		return "", nil
+	}
+	return slice.Namespace + "/" + slice.Labels[networkingv1alpha1.LabelServiceName], nil
+}

@@ -1,0 +1,77 @@
+package trigger
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/api/serviceerror"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// RelevantFunc reports whether an update from oldObj to newObj should reach the workflow.
+// The arguments are the informer's objects (typed or unstructured), so a predicate may assert
+// their concrete type to compare content.
+type RelevantFunc func(oldObj, newObj metav1.Object) bool
+
+// GenerationOrMetadata is relevant when the generation changes (the spec of a resource that
+// keeps one), deletion starts, or one of the named labels or annotations is added, removed or
+// changed. Status-only updates and other metadata changes (finalizers, managed fields, other
+// labels) are not.
+func GenerationOrMetadata(labels, annotations []string) RelevantFunc {
+	return func(oldObj, newObj metav1.Object) bool {
+		return oldObj.GetGeneration() != newObj.GetGeneration() ||
+			(oldObj.GetDeletionTimestamp() == nil) != (newObj.GetDeletionTimestamp() == nil) ||
+			anyValueChanged(oldObj.GetLabels(), newObj.GetLabels(), labels) ||
+			anyValueChanged(oldObj.GetAnnotations(), newObj.GetAnnotations(), annotations)
+	}
+}
+
+// AnyChange is relevant for every update of the object (every update that is not a resync).
+func AnyChange(metav1.Object, metav1.Object) bool { return true }
+
+// AnyOf is relevant when one of predicates is.
+func AnyOf(predicates ...RelevantFunc) RelevantFunc {
+	return func(oldObj, newObj metav1.Object) bool {
+		for _, relevant := range predicates {
+			if relevant(oldObj, newObj) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func anyValueChanged(oldValues, newValues map[string]string, keys []string) bool {
+	for _, key := range keys {
+		oldValue, oldOK := oldValues[key]
+		newValue, newOK := newValues[key]
+		if oldOK != newOK || oldValue != newValue {
+			return true
+		}
+	}
+	return false
+}
+
+// ObjectKey is "<namespace>/<name>" for namespaced objects and "<name>" for cluster-scoped
+// ones, also for the tombstones of deletions the informer missed.
+func ObjectKey(obj any) (string, error) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return "", fmt.Errorf("key of %T: %w", obj, err)
+	}
+	return key, nil
+}
+
+// SplitKey splits an ObjectKey into namespace (empty for cluster-scoped objects) and name.
+func SplitKey(key string) (namespace, name string, err error) {
+	return cache.SplitMetaNamespaceKey(key)
+}
+
+// IsResourceExhausted tells whether err is Temporal asking callers to back off (rate limits,
+// busy workflow, too many concurrent requests); the SDK turns the gRPC status into
+// serviceerror.ResourceExhausted.
+func IsResourceExhausted(err error) bool {
+	var exhausted *serviceerror.ResourceExhausted
+	return errors.As(err, &exhausted)
+}

@@ -1,0 +1,41 @@
+package trigger
+
+import (
+	"context"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Start describes the SignalWithStartWorkflow a handler sends for one key.
+type Start struct {
+	// WorkflowID is deterministic for the key, e.g. "mcs/<namespace>/<name>".
+	WorkflowID string
+	// Workflow is the workflow function or its registered name; Args its input when started.
+	Workflow any
+	Args     []any
+	// TaskQueue the workflow runs on.
+	TaskQueue string
+	// SearchAttributes set when the workflow starts.
+	SearchAttributes temporal.SearchAttributes
+	// Signal and SignalArg are sent to the running workflow, or to the new one.
+	Signal    string
+	SignalArg any
+}
+
+// SignalWithStart signals the running workflow of s.WorkflowID or starts it with the signal.
+// The workflow ID conflict policy is USE_EXISTING: a running workflow is never restarted.
+func SignalWithStart(ctx context.Context, c client.Client, s Start) error {
+	options := client.StartWorkflowOptions{
+		ID:                       s.WorkflowID,
+		TaskQueue:                s.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes:    s.SearchAttributes,
+	}
+	if _, err := c.SignalWithStartWorkflow(ctx, s.WorkflowID, s.Signal, s.SignalArg, options, s.Workflow, s.Args...); err != nil {
+		return fmt.Errorf("signal %s with start of workflow %s: %w", s.Signal, s.WorkflowID, err)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
+)
+
+func TestMCSWorkerKilledMidReconcile(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	deployApp(t, testEnv.Member(m1), ns, app, 2)
+	eventually(t, 30*time.Second, func() error {
+		n, err := ownEndpoints(testEnv.Member(m1), ns, app)
+		if err == nil && n != 2 {
+			err = fmt.Errorf("member1 has %d endpoints, want 2", n)
+		}
+		return err
+	})
+	createService(t, testEnv.ControlPlane, ns, app)
+
+	logStateOnFailure(t, mcs.WorkflowID(ns, app), execution.WorkflowID(m2))
+	svc.kill("worker")
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+	time.Sleep(time.Second) // the starter signals; nothing runs the workflow
+	require.NoError(t, svc.start(context.Background(), "worker"))
+
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceApplied, "True")
+	// Nothing duplicated: the Service in both clusters, one collected and one dispatched slice.
+	works, err := worksOf(ns, app)
+	require.NoError(t, err)
+	require.Len(t, works, 4, "works: %v", works)
+	got, err := dispatched(testEnv.Member(m2), ns, app)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+}
+
+func TestMCSUnhealthyProviderGrace(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	exposeFromMember1(t, ns, 2)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+	t.Cleanup(func() { require.NoError(t, testEnv.StartMemberAPIServer(m1)) })
+	logStateOnFailure(t, mcs.WorkflowID(ns, app), clusterhealth.WorkflowID(m1), execution.WorkflowID(m2))
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+	consumer := testEnv.Member(m2)
+
+	// An outage shorter than the grace withdraws nothing.
+	require.NoError(t, testEnv.StopMemberAPIServer(m1))
+	for end := time.Now().Add(testUnhealthyGrace / 2); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		got, err := remoteAddresses(consumer, ns, app)
+		require.NoError(t, err)
+		require.Len(t, got[m1], 2, "withdrawn inside the grace period")
+	}
+	require.NoError(t, testEnv.StartMemberAPIServer(m1))
+	expectClusterReady(t, m1, "True")
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceCollected, "True")
+	got, err := remoteAddresses(consumer, ns, app)
+	require.NoError(t, err)
+	require.Len(t, got[m1], 2)
+
+	// An outage longer than the grace withdraws the provider's slices, and recovery restores them.
+	require.NoError(t, testEnv.StopMemberAPIServer(m1))
+	stopped := time.Now()
+	expectClusterReady(t, m1, "False")
+	expectRemote(t, consumer, ns, app, map[string]int{})
+	require.GreaterOrEqual(t, time.Since(stopped), testUnhealthyGrace, "withdrawn before the grace ran out")
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceCollected, "False", m1)
+	t.Logf("withdrawn %.1fs after the API server stopped (grace %s)", time.Since(stopped).Seconds(), testUnhealthyGrace)
+
+	require.NoError(t, testEnv.StartMemberAPIServer(m1))
+	expectRemote(t, consumer, ns, app, map[string]int{m1: 2})
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceCollected, "True")
+}
+
+// expectClusterReady waits for the Cluster's Ready condition to have status.
+func expectClusterReady(t *testing.T, cluster, status string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		obj, err := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters).Get(context.Background(), cluster, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		conds, err := kube.Conditions(obj)
+		if err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(conds, "Ready"); c == nil || string(c.Status) != status {
+			return fmt.Errorf("cluster %s Ready is %v, want %s", cluster, c, status)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,47 @@
+// Package e2e holds the end-to-end tests: one local environment (real kube-apiservers, etcd,
+// controller managers, schedulers, KWOK and the Temporal dev server) is started for the whole
+// package, with the real worker and starter binaries running against it.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/karmadaflow/karmadaflow/test/env"
+)
+
+var (
+	testEnv *env.Env
+	svc     *service
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	e, err := env.Start(ctx, env.Options{Members: 3, Logf: log.Printf})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer e.Stop()
+	testEnv = e
+	log.Printf("e2e: environment up in %.1fs", time.Since(start).Seconds())
+
+	svc, err = startService(ctx, e)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer svc.stop()
+	log.Printf("e2e: worker and starter ready after %.1fs", time.Since(start).Seconds())
+	return m.Run()
+}

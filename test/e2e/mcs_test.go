@@ -1,0 +1,230 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/test/env"
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
+)
+
+const app = "foo"
+
+func members(t *testing.T) (m1, m2, m3 string) {
+	t.Helper()
+	require.GreaterOrEqual(t, len(testEnv.Members), 3)
+	return testEnv.Members[0].Name, testEnv.Members[1].Name, testEnv.Members[2].Name
+}
+
+// exposeFromMember1 deploys the app on member1 and its Service in the control plane.
+func exposeFromMember1(t *testing.T, ns string, replicas int32) {
+	m1, _, _ := members(t)
+	deployApp(t, testEnv.Member(m1), ns, app, replicas)
+	createService(t, testEnv.ControlPlane, ns, app)
+}
+
+func TestMCSProviderToConsumer(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, m3 := members(t)
+	exposeFromMember1(t, ns, 2)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+	for _, c := range []string{networkingv1alpha1.ConditionServiceApplied, networkingv1alpha1.ConditionEndpointSliceCollected,
+		networkingv1alpha1.ConditionEndpointSliceDispatched, networkingv1alpha1.ConditionEndpointSliceApplied} {
+		expectCondition(t, ns, app, c, "True")
+	}
+	// The Service reaches the consumer under its own name; member3 takes no part.
+	_, err := testEnv.Member(m2).Client().CoreV1().Services(ns).Get(context.Background(), app, metav1.GetOptions{})
+	require.NoError(t, err)
+	_, err = testEnv.Member(m3).Client().CoreV1().Services(ns).Get(context.Background(), app, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "member3 must not receive the Service: %v", err)
+	got, err := dispatched(testEnv.Member(m1), ns, app)
+	require.NoError(t, err)
+	require.Empty(t, got, "the provider must not receive its own slices")
+}
+
+func TestMCSProviderThatAlsoConsumes(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	exposeFromMember1(t, ns, 2)
+	deployApp(t, testEnv.Member(m2), ns, app, 1)
+	createMCS(t, ns, app, mcsSpec([]string{m1, m2}, []string{m2}))
+
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+	// member2's own slice is still its own, never dispatched back to it.
+	eventually(t, 30*time.Second, func() error {
+		n, err := ownEndpoints(testEnv.Member(m2), ns, app)
+		if err == nil && n != 1 {
+			err = fmt.Errorf("member2 has %d own endpoints, want 1", n)
+		}
+		return err
+	})
+}
+
+func TestMCSProvidersAndConsumersSwap(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	exposeFromMember1(t, ns, 2)
+	deployApp(t, testEnv.Member(m2), ns, app, 3)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+
+	updateMCSSpec(t, ns, app, mcsSpec([]string{m2}, []string{m1}))
+	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m2: 3})
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{})
+}
+
+func TestMCSAllClusters(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, m3 := members(t)
+	deployApp(t, testEnv.Member(m1), ns, app, 1)
+	deployApp(t, testEnv.Member(m2), ns, app, 2)
+	deployApp(t, testEnv.Member(m3), ns, app, 3)
+	createService(t, testEnv.ControlPlane, ns, app)
+	createMCS(t, ns, app, mcsSpec(nil, nil))
+
+	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m2: 2, m3: 3})
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1, m3: 3})
+	expectRemote(t, testEnv.Member(m3), ns, app, map[string]int{m1: 1, m2: 2})
+}
+
+func TestMCSDeprecatedClusterFields(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	exposeFromMember1(t, ns, 1)
+	createMCS(t, ns, app, map[string]any{
+		"types":                      []any{"CrossCluster"},
+		"serviceProvisionClusters":   []any{m1},
+		"serviceConsumptionClusters": []any{m2},
+	})
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
+}
+
+func TestMCSUnknownProvider(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	exposeFromMember1(t, ns, 1)
+	createMCS(t, ns, app, mcsSpec([]string{m1, "ghost"}, []string{m2}))
+
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceCollected, "False", "ghost")
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionServiceApplied, "True")
+}
+
+func TestMCSCreatedBeforeService(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	deployApp(t, testEnv.Member(m1), ns, app, 1)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionServiceApplied, "False", ns+"/"+app, "not found")
+
+	createService(t, testEnv.ControlPlane, ns, app)
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionServiceApplied, "True")
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
+}
+
+func TestMCSScaleProvider(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, m3 := members(t)
+	exposeFromMember1(t, ns, 3)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2, m3}))
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 3})
+
+	scale(t, testEnv.Member(m1), ns, app, 5)
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 5})
+	expectRemote(t, testEnv.Member(m3), ns, app, map[string]int{m1: 5})
+}
+
+func TestMCSSourceSliceDeleted(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	exposeFromMember1(t, ns, 2)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+
+	before, err := dispatched(testEnv.Member(m2), ns, app)
+	require.NoError(t, err)
+	require.Len(t, before, 1)
+	// Deleting the Service at the source takes its slices with it.
+	require.NoError(t, testEnv.Member(m1).Client().CoreV1().Services(ns).Delete(context.Background(), app, metav1.DeleteOptions{}))
+	eventually(t, 60*time.Second, func() error {
+		got, err := dispatched(testEnv.Member(m2), ns, app)
+		if err == nil && len(got) > 0 && got[0].Name == before[0].Name && len(got[0].Endpoints) > 0 {
+			err = fmt.Errorf("slice %s still dispatched to member2", before[0].Name)
+		}
+		return err
+	})
+}
+
+func TestMCSDeleted(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, m3 := members(t)
+	exposeFromMember1(t, ns, 2)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2, m3}))
+	expectRemote(t, testEnv.Member(m3), ns, app, map[string]int{m1: 2})
+	eventually(t, 10*time.Second, func() error {
+		mcs, err := getMCS(ns, app)
+		if err == nil && len(mcs.Finalizers) == 0 {
+			err = fmt.Errorf("no finalizer yet")
+		}
+		return err
+	})
+
+	require.NoError(t, testEnv.ControlPlane.Dynamic().Resource(kube.MultiClusterServices).Namespace(ns).Delete(context.Background(), app, metav1.DeleteOptions{}))
+	eventually(t, 60*time.Second, func() error {
+		if _, err := getMCS(ns, app); err == nil {
+			return fmt.Errorf("MultiClusterService still exists")
+		}
+		works, err := worksOf(ns, app)
+		if err == nil && len(works) > 0 {
+			err = fmt.Errorf("works remain: %v", works)
+		}
+		return err
+	})
+	for _, c := range testEnv.Members {
+		eventually(t, 30*time.Second, func() error {
+			got, err := dispatched(c, ns, app)
+			if err == nil && len(got) > 0 {
+				err = fmt.Errorf("%s still holds %d dispatched slices", c.Name, len(got))
+			}
+			return err
+		})
+	}
+	// The provider's own Deployment, Service and slices are not ours: they stay.
+	n, err := ownEndpoints(testEnv.Member(m1), ns, app)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+}
+
+func TestMCSResyncRestoresDeletedSlice(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	exposeFromMember1(t, ns, 2)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+
+	got, err := dispatched(testEnv.Member(m2), ns, app)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.NoError(t, testEnv.Member(m2).Client().DiscoveryV1().EndpointSlices(ns).Delete(context.Background(), got[0].Name, metav1.DeleteOptions{}))
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{})
+
+	root, err := env.RepoRoot()
+	require.NoError(t, err)
+	temporal := filepath.Join(root, "bin", "temporal")
+	out, err := exec.Command(temporal, "workflow", "signal", "--address", testEnv.Temporal.Address,
+		"--workflow-id", mcs.WorkflowID(ns, app), "--name", mcs.SignalResync).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+}

@@ -1,0 +1,314 @@
+package env
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Role is what a cluster is for in the environment.
+type Role string
+
+const (
+	// RoleHost is the cluster Karmada instances are installed into.
+	RoleHost Role = "host"
+	// RoleControlPlane is the Karmada control plane holding the Karmada CRDs.
+	RoleControlPlane Role = "control-plane"
+	// RoleMember is a member cluster that workloads are propagated to.
+	RoleMember Role = "member"
+)
+
+const (
+	serviceCIDR      = "10.96.0.0/16"
+	kwokNodeSelector = "kwok.x-k8s.io/node=fake"
+	apiserverTimeout = 60 * time.Second
+	nodeReadyTimeout = 90 * time.Second
+)
+
+// Cluster is one Kubernetes cluster of the environment.
+type Cluster struct {
+	Name       string
+	Role       Role
+	Kubeconfig string       // path of an admin kubeconfig (CA-verified TLS, bearer token)
+	RESTConfig *rest.Config // admin config; callers may copy it
+	PodCIDR    string       // pod IPs KWOK assigns; empty for the control plane (no nodes)
+	Server     string       // https URL of the apiserver
+	NodeName   string       // the fake node; empty for the control plane
+
+	dir    string // certificates, keys and component state
+	port   int    // apiserver secure port
+	token  string // admin bearer token
+	caPEM  []byte // CA of the apiserver's serving certificate
+	nodeIP string
+
+	componentPorts map[string]int // kcm, scheduler, kwok serving ports
+
+	mu         sync.Mutex
+	apiserver  *process
+	components []*process // kube-controller-manager, kube-scheduler, kwok
+
+	clientOnce sync.Once
+	client     kubernetes.Interface
+	dynamic    dynamic.Interface
+	clientErr  error
+}
+
+// Client returns a typed admin client.
+func (c *Cluster) Client() kubernetes.Interface {
+	c.initClients()
+	return c.client
+}
+
+// Dynamic returns a dynamic admin client.
+func (c *Cluster) Dynamic() dynamic.Interface {
+	c.initClients()
+	return c.dynamic
+}
+
+func (c *Cluster) initClients() {
+	c.clientOnce.Do(func() {
+		c.client, c.clientErr = kubernetes.NewForConfig(c.RESTConfig)
+		if c.clientErr == nil {
+			c.dynamic, c.clientErr = dynamic.NewForConfig(c.RESTConfig)
+		}
+	})
+	if c.clientErr != nil {
+		panic(fmt.Sprintf("clients for cluster %s: %v", c.Name, c.clientErr))
+	}
+}
+
+// prepare writes the cluster's CA, serving certificate, service-account key, token file and
+// kubeconfig, so that everything about the cluster is known before anything starts.
+func (c *Cluster) prepare(envDir string, port int, componentPorts map[string]int) error {
+	c.dir = filepath.Join(envDir, c.Name)
+	c.port = port
+	c.componentPorts = componentPorts
+	c.Server = "https://127.0.0.1:" + strconv.Itoa(port)
+	c.Kubeconfig = filepath.Join(envDir, c.Name+".kubeconfig")
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return err
+	}
+
+	ca, err := newCertAuthority(c.Name + "-ca")
+	if err != nil {
+		return err
+	}
+	certPEM, keyPEM, err := ca.issueServing("kube-apiserver",
+		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")})
+	if err != nil {
+		return err
+	}
+	saKey, saPub, err := newServiceAccountKey()
+	if err != nil {
+		return err
+	}
+	if c.token, err = randomToken(); err != nil {
+		return err
+	}
+	c.caPEM = ca.certPEM
+	files := map[string][]byte{
+		"ca.crt":        ca.certPEM,
+		"apiserver.crt": certPEM,
+		"apiserver.key": keyPEM,
+		"sa.key":        saKey,
+		"sa.pub":        saPub,
+		"tokens.csv":    []byte(c.token + ",admin,admin,system:masters\n"),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(c.dir, name), data, 0o600); err != nil {
+			return fmt.Errorf("write %s of cluster %s: %w", name, c.Name, err)
+		}
+	}
+
+	c.RESTConfig = &rest.Config{
+		Host:            c.Server,
+		BearerToken:     c.token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.caPEM},
+		QPS:             100,
+		Burst:           200,
+	}
+	return c.writeKubeconfig(c.Kubeconfig)
+}
+
+func (c *Cluster) kubeconfig() *clientcmdapi.Config {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[c.Name] = &clientcmdapi.Cluster{Server: c.Server, CertificateAuthorityData: c.caPEM}
+	cfg.AuthInfos[c.Name] = &clientcmdapi.AuthInfo{Token: c.token}
+	cfg.Contexts[c.Name] = &clientcmdapi.Context{Cluster: c.Name, AuthInfo: c.Name}
+	cfg.CurrentContext = c.Name
+	return cfg
+}
+
+func (c *Cluster) writeKubeconfig(path string) error {
+	if err := clientcmd.WriteToFile(*c.kubeconfig(), path); err != nil {
+		return fmt.Errorf("write kubeconfig of cluster %s: %w", c.Name, err)
+	}
+	return os.Chmod(path, 0o600)
+}
+
+func (c *Cluster) file(name string) string { return filepath.Join(c.dir, name) }
+
+func (c *Cluster) apiserverArgs(etcdURL string) []string {
+	return []string{
+		"--etcd-servers=" + etcdURL,
+		"--etcd-prefix=/" + c.Name,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		// The kubernetes Service cannot have loopback endpoints; nothing here needs them.
+		"--endpoint-reconciler-type=none",
+		"--secure-port=" + strconv.Itoa(c.port),
+		"--cert-dir=" + c.file("apiserver-certs"),
+		"--tls-cert-file=" + c.file("apiserver.crt"),
+		"--tls-private-key-file=" + c.file("apiserver.key"),
+		"--token-auth-file=" + c.file("tokens.csv"),
+		"--authorization-mode=RBAC",
+		"--service-account-key-file=" + c.file("sa.pub"),
+		"--service-account-signing-key-file=" + c.file("sa.key"),
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--allow-privileged=true",
+		"--profiling=false",
+	}
+}
+
+func (c *Cluster) controllerManagerArgs() []string {
+	controllers := "*,-node-ipam-controller,-persistentvolume-binder-controller,-persistentvolume-attach-detach-controller," +
+		"-persistentvolume-expander-controller,-cloud-node-lifecycle-controller,-ttl-controller," +
+		"-service-lb-controller,-node-route-controller"
+	if c.Role == RoleControlPlane {
+		// No nodes or pods in the control plane: only what keeps namespaces and owners tidy.
+		controllers = "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller"
+	}
+	return []string{
+		"--kubeconfig=" + c.Kubeconfig,
+		"--authentication-kubeconfig=" + c.Kubeconfig,
+		"--authorization-kubeconfig=" + c.Kubeconfig,
+		"--leader-elect=false",
+		"--controllers=" + controllers,
+		"--service-account-private-key-file=" + c.file("sa.key"),
+		"--root-ca-file=" + c.file("ca.crt"),
+		"--cluster-name=" + c.Name,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(c.componentPorts[binKCM]),
+		"--cert-dir=" + c.file("kcm-certs"),
+		"--profiling=false",
+	}
+}
+
+func (c *Cluster) schedulerArgs() []string {
+	return []string{
+		"--kubeconfig=" + c.Kubeconfig,
+		"--authentication-kubeconfig=" + c.Kubeconfig,
+		"--authorization-kubeconfig=" + c.Kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(c.componentPorts[binSched]),
+		"--cert-dir=" + c.file("scheduler-certs"),
+		"--profiling=false",
+	}
+}
+
+func (c *Cluster) kwokArgs(stagesFile string) []string {
+	return []string{
+		"--kubeconfig=" + c.Kubeconfig,
+		"--config=" + stagesFile,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + kwokNodeSelector,
+		"--cidr=" + c.PodCIDR,
+		"--node-ip=" + c.nodeIP,
+		"--server-address=127.0.0.1:" + strconv.Itoa(c.componentPorts[binKWOK]),
+	}
+}
+
+// waitAPIServer polls /readyz with the admin token, verifying the cluster CA.
+func (c *Cluster) waitAPIServer(ctx context.Context, p *process) error {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.caPEM)
+	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}
+	defer transport.CloseIdleConnections()
+	httpClient := &http.Client{Transport: transport}
+	return waitFor(ctx, apiserverTimeout, "/readyz of "+c.Server, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Server+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz answered %s", resp.Status)
+		}
+		return nil
+	}, p)
+}
+
+// registerNode creates the fake node KWOK manages.
+func (c *Cluster) registerNode(ctx context.Context) error {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: c.NodeName,
+			Annotations: map[string]string{
+				"kwok.x-k8s.io/node":           "fake",
+				"node.alpha.kubernetes.io/ttl": "0",
+			},
+			Labels: map[string]string{
+				"kubernetes.io/hostname": c.NodeName,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"type":                   "kwok",
+			},
+		},
+		Spec: corev1.NodeSpec{PodCIDR: c.PodCIDR, PodCIDRs: []string{c.PodCIDR}},
+	}
+	_, err := c.Client().CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create node %s in cluster %s: %w", c.NodeName, c.Name, err)
+	}
+	return nil
+}
+
+// nodeSchedulable reports nil once the fake node is Ready without taints and the default
+// ServiceAccount exists, so a Deployment applied now gets its pods scheduled and running.
+func (c *Cluster) nodeSchedulable(ctx context.Context) error {
+	node, err := c.Client().CoreV1().Nodes().Get(ctx, c.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	ready := false
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready {
+		return fmt.Errorf("node %s is not Ready", c.NodeName)
+	}
+	if len(node.Spec.Taints) > 0 {
+		return fmt.Errorf("node %s still has taints %v", c.NodeName, node.Spec.Taints)
+	}
+	if _, err := c.Client().CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		return fmt.Errorf("default ServiceAccount: %w", err)
+	}
+	return nil
+}

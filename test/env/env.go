@@ -1,0 +1,592 @@
+// Package env starts the local multi-cluster environment karmadaflow is tested, demonstrated
+// and benchmarked against: one etcd shared by real kube-apiservers (a host cluster, a Karmada
+// control plane and N member clusters), kube-controller-managers, kube-schedulers, KWOK
+// standing in for kubelets, and a Temporal dev server with its Web UI. Everything listens on
+// 127.0.0.1 and runs from the binaries `make tools` builds into bin/.
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// MaxMembers is the largest number of member clusters Start accepts.
+const MaxMembers = 4
+
+// Cluster names of the host and the control plane.
+const (
+	HostName         = "host"
+	ControlPlaneName = "karmada"
+)
+
+// markerFile marks a directory as an environment's, so a reused Dir can be wiped safely.
+const markerFile = ".karmadaflow-env"
+
+// Options configure Start. The zero value is a usable default.
+type Options struct {
+	// Members is the number of member clusters, named member1..memberN; 0 means 2.
+	Members int
+	// Dir holds certificates, kubeconfigs, etcd data and logs. Empty means a new temporary
+	// directory. An existing Dir must be empty or an earlier environment's (it is wiped).
+	Dir string
+	// Keep leaves Dir in place after Stop; the KEEP environment variable set to anything but
+	// "" or "0" or "false" does the same.
+	Keep bool
+	// BinDir holds the binaries; empty means <repo>/bin.
+	BinDir string
+	// CRDDir holds the CRD YAML files installed into the control plane; empty means
+	// <repo>/deploy/crds, skipped with a warning if it does not exist yet.
+	CRDDir string
+	// TemporalPort and TemporalUIPort are the dev server's ports; 0 means a free port.
+	TemporalPort   int
+	TemporalUIPort int
+	// TemporalDBFile makes Temporal persist into this SQLite file; empty means in memory.
+	TemporalDBFile string
+	// Logf receives progress and per-phase durations; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Env is a running environment. Stop it when done.
+type Env struct {
+	Dir          string
+	Temporal     Temporal
+	Host         *Cluster
+	ControlPlane *Cluster
+	Members      []*Cluster
+
+	opts       Options
+	stagesFile string
+	etcdURL    string
+
+	ports portPool
+
+	mu    sync.Mutex
+	procs []*process
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start brings up the environment and returns once every cluster is ready, each member is
+// registered in the control plane, every fake node is schedulable and Temporal answers. On
+// failure everything started is stopped again; the error carries the failing log's tail.
+func Start(ctx context.Context, opts Options) (*Env, error) {
+	begin := time.Now()
+	if err := opts.complete(); err != nil {
+		return nil, err
+	}
+	e := &Env{opts: opts}
+	if err := e.start(ctx); err != nil {
+		if stopErr := e.Stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		if !e.opts.Keep && e.Dir != "" {
+			err = fmt.Errorf("%w\n(%s was removed; set KEEP=1 to keep logs and data)", err, e.Dir)
+		}
+		return nil, fmt.Errorf("start local environment: %w", err)
+	}
+	e.logf("env: ready in %.1fs (dir %s)", time.Since(begin).Seconds(), e.Dir)
+	return e, nil
+}
+
+func (o *Options) complete() error {
+	if o.Members == 0 {
+		o.Members = 2
+	}
+	if o.Members < 1 || o.Members > MaxMembers {
+		return fmt.Errorf("members must be between 1 and %d, got %d", MaxMembers, o.Members)
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if v := os.Getenv("KEEP"); v != "" && v != "0" && v != "false" {
+		o.Keep = true
+	}
+	var root string
+	if o.BinDir == "" || o.CRDDir == "" {
+		var err error
+		if root, err = RepoRoot(); err != nil {
+			return err
+		}
+	}
+	if o.BinDir == "" {
+		o.BinDir = filepath.Join(root, "bin")
+	}
+	if o.CRDDir == "" {
+		o.CRDDir = filepath.Join(root, "deploy", "crds")
+		if _, err := os.Stat(o.CRDDir); err != nil {
+			o.Logf("env: WARNING: no CRDs installed: %s does not exist", o.CRDDir)
+			o.CRDDir = ""
+		}
+	} else if _, err := os.Stat(o.CRDDir); err != nil {
+		return fmt.Errorf("CRD directory: %w", err)
+	}
+	var err error
+	for _, p := range []*string{&o.BinDir, &o.CRDDir, &o.TemporalDBFile} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return err
+			}
+		}
+	}
+	return checkBinaries(o.BinDir)
+}
+
+func (e *Env) logf(format string, args ...any) { e.opts.Logf(format, args...) }
+
+// phase logs how long a named step took.
+func (e *Env) phase(name string, since time.Time) {
+	e.logf("env: %-32s %5.1fs", name, time.Since(since).Seconds())
+}
+
+func (e *Env) start(ctx context.Context) error {
+	begin := time.Now()
+	if err := e.prepareDir(); err != nil {
+		return err
+	}
+	e.stagesFile = filepath.Join(e.Dir, "kwok-stages.yaml")
+	if err := writeKWOKStages(e.stagesFile); err != nil {
+		return err
+	}
+
+	e.Host = &Cluster{Name: HostName, Role: RoleHost, PodCIDR: "10.250.0.0/16", nodeIP: "10.255.0.250"}
+	e.ControlPlane = &Cluster{Name: ControlPlaneName, Role: RoleControlPlane}
+	for i := 1; i <= e.opts.Members; i++ {
+		e.Members = append(e.Members, &Cluster{
+			Name:    "member" + strconv.Itoa(i),
+			Role:    RoleMember,
+			PodCIDR: fmt.Sprintf("10.%d.0.0/16", i),
+			nodeIP:  fmt.Sprintf("10.255.0.%d", i),
+		})
+	}
+	clusters := e.Clusters()
+	// etcd client+peer; Temporal frontend, UI, HTTP API, metrics; per cluster apiserver, kcm,
+	// scheduler, kwok.
+	ports, err := e.ports.reserve(6 + 4*len(clusters))
+	if err != nil {
+		return err
+	}
+	etcdPort, etcdPeerPort := ports[0], ports[1]
+	temporalPorts := temporalPorts{frontend: ports[2], ui: ports[3], http: ports[4], metrics: ports[5]}
+	if err := e.useFixedPort(&temporalPorts.frontend, e.opts.TemporalPort); err != nil {
+		return fmt.Errorf("temporal frontend: %w", err)
+	}
+	if err := e.useFixedPort(&temporalPorts.ui, e.opts.TemporalUIPort); err != nil {
+		return fmt.Errorf("temporal UI: %w", err)
+	}
+	for i, c := range clusters {
+		p := ports[6+4*i:]
+		if c.Role != RoleControlPlane {
+			c.NodeName = c.Name + "-worker"
+		}
+		if err := c.prepare(e.Dir, p[0], map[string]int{binKCM: p[1], binSched: p[2], binKWOK: p[3]}); err != nil {
+			return err
+		}
+	}
+	e.phase("prepare (certs, kubeconfigs)", begin)
+
+	// etcd binds its ports before Temporal starts picking random ones for its services.
+	etcd, err := e.launchEtcd(etcdPort, etcdPeerPort)
+	if err != nil {
+		return err
+	}
+	// The apiservers' ports are released only once Temporal has picked its own.
+	temporalUp := make(chan struct{})
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		begin := time.Now()
+		if err := e.startTemporal(gctx, temporalPorts, temporalUp); err != nil {
+			return err
+		}
+		e.phase("temporal ready", begin)
+		return nil
+	})
+	g.Go(func() error {
+		if err := waitFor(gctx, 30*time.Second, "etcd health at "+e.etcdURL, func(ctx context.Context) error {
+			return httpOK(ctx, e.etcdURL+"/health")
+		}, etcd); err != nil {
+			return err
+		}
+		e.phase("etcd ready", begin)
+		select {
+		case <-temporalUp:
+		case <-gctx.Done():
+			return gctx.Err()
+		}
+		return e.startClusters(gctx)
+	})
+	return g.Wait()
+}
+
+// useFixedPort replaces a reserved port by the wanted one, if any, failing if it is taken.
+func (e *Env) useFixedPort(port *int, want int) error {
+	if want == 0 {
+		return nil
+	}
+	if err := e.ports.hold(want); err != nil {
+		return err
+	}
+	e.ports.release(*port)
+	*port = want
+	return nil
+}
+
+// prepareDir creates Dir (or a temporary one) and the logs directory.
+func (e *Env) prepareDir() error {
+	dir := e.opts.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "karmadaflow-env-")
+		if err != nil {
+			return err
+		}
+		e.Dir = tmp
+	} else {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		entries, err := os.ReadDir(abs)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if len(entries) > 0 {
+			if _, err := os.Stat(filepath.Join(abs, markerFile)); err != nil {
+				return fmt.Errorf("directory %s is not empty and not a previous environment's; refusing to wipe it", abs)
+			}
+			if err := os.RemoveAll(abs); err != nil {
+				return fmt.Errorf("wipe previous environment in %s: %w", abs, err)
+			}
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return err
+		}
+		e.Dir = abs
+	}
+	if err := os.WriteFile(filepath.Join(e.Dir, markerFile), nil, 0o644); err != nil {
+		return err
+	}
+	return os.MkdirAll(filepath.Join(e.Dir, "logs"), 0o755)
+}
+
+// startProcess starts one binary of BinDir with its log in <dir>/logs/<name>.log, releasing
+// the reserved ports it is going to bind.
+func (e *Env) startProcess(name, bin string, args []string, workDir string, tier int, ports ...int) (*process, error) {
+	e.ports.release(ports...)
+	p, err := startProcess(name, filepath.Join(e.opts.BinDir, bin), args, workDir, filepath.Join(e.Dir, "logs", name+".log"), tier)
+	if err != nil {
+		return nil, err
+	}
+	e.track(p)
+	return p, nil
+}
+
+func (e *Env) track(p *process) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.procs = append(e.procs, p)
+}
+
+// startClusters starts every cluster, then installs CRDs, registers the members and waits
+// for the fake nodes.
+func (e *Env) startClusters(ctx context.Context) error {
+	begin := time.Now()
+	var crds map[string]*apiextensionsv1.CustomResourceDefinition
+	g, gctx := errgroup.WithContext(ctx)
+	for _, c := range e.Clusters() {
+		g.Go(func() error {
+			if err := e.startCluster(gctx, c); err != nil {
+				return err
+			}
+			if c != e.ControlPlane {
+				return nil
+			}
+			begin := time.Now()
+			var err error
+			if crds, err = e.installCRDs(gctx); err != nil {
+				return err
+			}
+			e.phase("control plane CRDs established", begin)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	e.phase("all clusters started", begin)
+
+	g, gctx = errgroup.WithContext(ctx)
+	g.Go(func() error {
+		begin := time.Now()
+		if err := e.registerMembers(gctx, crds); err != nil {
+			return err
+		}
+		e.phase("control plane members registered", begin)
+		return nil
+	})
+	for _, c := range e.Clusters() {
+		if c.NodeName == "" {
+			continue
+		}
+		g.Go(func() error {
+			begin := time.Now()
+			c.mu.Lock()
+			watched := append([]*process{c.apiserver}, c.components...)
+			c.mu.Unlock()
+			if err := waitFor(gctx, nodeReadyTimeout, "node "+c.NodeName+" Ready and untainted", c.nodeSchedulable, watched...); err != nil {
+				return fmt.Errorf("cluster %s: %w", c.Name, err)
+			}
+			e.phase(c.Name+" node schedulable", begin)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// launchEtcd starts the etcd all clusters share; the caller waits for its health.
+func (e *Env) launchEtcd(port, peerPort int) (*process, error) {
+	clientURL := "http://127.0.0.1:" + strconv.Itoa(port)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	e.etcdURL = clientURL
+	args := []string{
+		"--name=env",
+		"--data-dir=" + filepath.Join(e.Dir, "etcd"),
+		"--listen-client-urls=" + clientURL,
+		"--advertise-client-urls=" + clientURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=env=" + peerURL,
+		"--unsafe-no-fsync", // throwaway data: durability is not worth the latency
+		"--quota-backend-bytes=8589934592",
+		"--log-level=warn",
+	}
+	return e.startProcess("etcd", binEtcd, args, e.Dir, tierStorage, port, peerPort)
+}
+
+// startCluster starts a cluster's apiserver, waits for it, then starts its other components
+// and registers its fake node.
+func (e *Env) startCluster(ctx context.Context, c *Cluster) error {
+	begin := time.Now()
+	p, err := e.startProcess(c.Name+"-kube-apiserver", binAPI, c.apiserverArgs(e.etcdURL), c.dir, tierAPIServer, c.port)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.apiserver = p
+	c.mu.Unlock()
+	if err := c.waitAPIServer(ctx, p); err != nil {
+		return fmt.Errorf("cluster %s: %w", c.Name, err)
+	}
+	e.phase(c.Name+" apiserver ready", begin)
+
+	components := map[string][]string{binKCM: c.controllerManagerArgs()}
+	if c.Role != RoleControlPlane {
+		components[binSched] = c.schedulerArgs()
+		components[binKWOK] = c.kwokArgs(e.stagesFile)
+	}
+	for _, bin := range []string{binKCM, binSched, binKWOK} {
+		args, ok := components[bin]
+		if !ok {
+			continue
+		}
+		p, err := e.startProcess(c.Name+"-"+bin, bin, args, c.dir, tierComponent, c.componentPorts[bin])
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.components = append(c.components, p)
+		c.mu.Unlock()
+	}
+	if c.NodeName == "" {
+		return nil
+	}
+	return c.registerNode(ctx)
+}
+
+// Clusters returns the host, the control plane and the members, in that order.
+func (e *Env) Clusters() []*Cluster {
+	return append([]*Cluster{e.Host, e.ControlPlane}, e.Members...)
+}
+
+// Member returns the named member cluster, or nil.
+func (e *Env) Member(name string) *Cluster {
+	for _, m := range e.Members {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// StopMemberAPIServer stops only the named member's kube-apiserver, making the member
+// unreachable while its other components keep running.
+func (e *Env) StopMemberAPIServer(name string) error {
+	m := e.Member(name)
+	if m == nil {
+		return fmt.Errorf("no member cluster %q", name)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// The apiserver stops listening at once on SIGTERM; its clean-up afterwards may wait
+	// for clients, which a fault injection need not.
+	if err := m.apiserver.stop(2 * time.Second); err != nil {
+		return fmt.Errorf("stop kube-apiserver of member %s: %w", name, err)
+	}
+	e.logf("env: stopped kube-apiserver of %s", name)
+	return nil
+}
+
+// StartMemberAPIServer restarts the named member's kube-apiserver on the same port with the
+// same flags and waits until it is ready. It does nothing if the apiserver is running.
+func (e *Env) StartMemberAPIServer(name string) error {
+	m := e.Member(name)
+	if m == nil {
+		return fmt.Errorf("no member cluster %q", name)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.apiserver.exited() {
+		return nil
+	}
+	begin := time.Now()
+	p, err := m.apiserver.restart()
+	if err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	e.track(p)
+	m.apiserver = p
+	if err := m.waitAPIServer(context.Background(), p); err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	e.phase(name+" apiserver restarted", begin)
+	return nil
+}
+
+// Stop kills every process of the environment (SIGTERM, then SIGKILL after a few seconds),
+// waits for them and removes Dir unless Keep. It is safe to call more than once.
+func (e *Env) Stop() error {
+	e.stopOnce.Do(func() {
+		begin := time.Now()
+		e.mu.Lock()
+		procs := append([]*process(nil), e.procs...)
+		e.mu.Unlock()
+		var errs []error
+		var errMu sync.Mutex
+		for tier := range tierCount {
+			var wg sync.WaitGroup
+			for _, p := range procs {
+				if p.tier != tier {
+					continue
+				}
+				wg.Go(func() {
+					if err := p.stop(stopGrace); err != nil {
+						errMu.Lock()
+						errs = append(errs, err)
+						errMu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+		}
+		e.ports.releaseAll()
+		if e.Dir != "" && !e.opts.Keep {
+			if err := os.RemoveAll(e.Dir); err != nil {
+				errs = append(errs, fmt.Errorf("remove %s: %w", e.Dir, err))
+			}
+		} else if e.Dir != "" {
+			e.logf("env: kept %s", e.Dir)
+		}
+		e.phase("stopped", begin)
+		e.stopErr = errors.Join(errs...)
+	})
+	return e.stopErr
+}
+
+// ClusterSummary is one cluster in Summary.
+type ClusterSummary struct {
+	Name       string `json:"name"`
+	Role       Role   `json:"role"`
+	Server     string `json:"server"`
+	Kubeconfig string `json:"kubeconfig"`
+	PodCIDR    string `json:"podCIDR,omitempty"`
+	NodeName   string `json:"nodeName,omitempty"`
+}
+
+// Summary is the machine-readable description of a running environment (no secrets).
+type Summary struct {
+	Dir          string           `json:"dir"`
+	Temporal     Temporal         `json:"temporal"`
+	Host         string           `json:"host"`
+	ControlPlane string           `json:"controlPlane"`
+	Members      []string         `json:"members"`
+	Clusters     []ClusterSummary `json:"clusters"`
+}
+
+// Summary describes the environment for scripts.
+func (e *Env) Summary() Summary {
+	s := Summary{Dir: e.Dir, Temporal: e.Temporal, Host: e.Host.Name, ControlPlane: e.ControlPlane.Name}
+	for _, m := range e.Members {
+		s.Members = append(s.Members, m.Name)
+	}
+	for _, c := range e.Clusters() {
+		s.Clusters = append(s.Clusters, ClusterSummary{
+			Name: c.Name, Role: c.Role, Server: c.Server, Kubeconfig: c.Kubeconfig, PodCIDR: c.PodCIDR, NodeName: c.NodeName,
+		})
+	}
+	return s
+}
+
+// WriteSummary prints where everything is and commands to try.
+func (e *Env) WriteSummary(w io.Writer) error {
+	host := e.Temporal.Address
+	var b []byte
+	add := func(format string, args ...any) { b = fmt.Appendf(b, format+"\n", args...) }
+	add("karmadaflow local environment (%s)", e.Dir)
+	add("")
+	add("Temporal")
+	add("  Web UI:     %s", e.Temporal.UIURL)
+	add("  frontend:   %s   namespace %s", host, e.Temporal.Namespace)
+	if e.Temporal.DBFile != "" {
+		add("  database:   %s", e.Temporal.DBFile)
+	}
+	add("")
+	add("Clusters (kubeconfigs verify TLS against each cluster's CA)")
+	for _, c := range e.Clusters() {
+		cidr := ""
+		if c.PodCIDR != "" {
+			cidr = "pods " + c.PodCIDR
+		}
+		add("  %-8s %-13s %-24s %-17s %s", c.Name, c.Role, c.Server, cidr, c.Kubeconfig)
+	}
+	add("")
+	add("Try")
+	add("  export KUBECONFIG=%s", e.ControlPlane.Kubeconfig)
+	add("  kubectl get clusters.cluster.karmada.io")
+	add("  kubectl --kubeconfig %s get nodes,pods -A", e.Members[0].Kubeconfig)
+	add("  temporal workflow list --address %s", host)
+	add("  tctl --address %s workflow list        # the older CLI, same API", host)
+	add("  open %s", e.Temporal.UIURL)
+	_, err := w.Write(b)
+	return err
+}
+
+func createNamespace(ctx context.Context, client kubernetes.Interface, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return nil
+}

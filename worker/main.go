@@ -1,0 +1,118 @@
+// Command worker is karmadaflow's Temporal worker: it runs the workflows and activities that
+// register adds, and serves /metrics, /healthz and /readyz. It is ready once Temporal answers
+// and the worker polls its task queue. SIGINT or SIGTERM stops polling, lets running
+// activities finish (up to --shutdown-timeout) and exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/karmadaflow/karmadaflow/internal/observability"
+	"github.com/karmadaflow/karmadaflow/internal/options"
+)
+
+func main() {
+	opts := options.FromCommandLine(options.Worker)
+	logger, err := observability.NewLogger(opts.LogLevel, opts.LogFormat)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, opts, logger)
+	stop()
+	if err != nil {
+		logger.Error("worker failed", zap.Error(err))
+		_ = logger.Sync()
+		os.Exit(1)
+	}
+	logger.Info("worker stopped")
+	_ = logger.Sync()
+}
+
+func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
+	metrics, err := observability.NewMetrics()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = metrics.Shutdown(context.Background()) }()
+
+	deps, err := newDependencies(opts, logger, metrics)
+	if err != nil {
+		return err
+	}
+
+	// A lazy client connects on first use, so the process serves /healthz and reports
+	// Temporal as not ready while the frontend is unreachable, instead of exiting.
+	temporal, err := client.NewLazyClient(opts.TemporalClientOptions(
+		observability.TemporalLogger(logger),
+		metrics.TemporalHandler(func(err error) { logger.Error("Temporal SDK metric", zap.Error(err)) }),
+	))
+	if err != nil {
+		return fmt.Errorf("creating Temporal client for %s: %w", opts.TemporalAddress, err)
+	}
+	defer temporal.Close()
+
+	var polling atomic.Bool
+	server := observability.NewServer(opts.MetricsBindAddress, metrics.Registry, logger)
+	server.AddReadinessCheck("temporal", observability.TemporalCheck(temporal))
+	server.AddReadinessCheck("worker", func(context.Context) error {
+		if !polling.Load() {
+			return errors.New("not polling the task queue")
+		}
+		return nil
+	})
+
+	group, ctx := errgroup.WithContext(ctx)
+	group.Go(func() error { return server.Run(ctx) })
+	group.Go(func() error {
+		if err := observability.WaitFor(ctx, "Temporal at "+opts.TemporalAddress, observability.TemporalCheck(temporal), logger); err != nil {
+			return nil // shutting down before Temporal was reachable
+		}
+		fatal := make(chan error, 1)
+		w := worker.New(temporal, opts.TaskQueue, worker.Options{
+			MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
+			TaskQueueActivitiesPerSecond:       opts.ActivitiesPerSecond,
+			WorkerStopTimeout:                  opts.ShutdownTimeout,
+			OnFatalError: func(err error) {
+				select {
+				case fatal <- err:
+				default: // the first fatal error is enough
+				}
+			},
+		})
+		if err := register(w, deps); err != nil {
+			return fmt.Errorf("registering workflows and activities: %w", err)
+		}
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("starting worker on task queue %s: %w", opts.TaskQueue, err)
+		}
+		polling.Store(true)
+		logger.Info("worker polling", zap.String("taskQueue", opts.TaskQueue),
+			zap.String("namespace", opts.TemporalNamespace), zap.String("temporal", opts.TemporalAddress))
+
+		select {
+		case <-ctx.Done():
+			logger.Info("stopping worker, waiting for running activities", zap.Duration("timeout", opts.ShutdownTimeout))
+			polling.Store(false)
+			w.Stop()
+			return nil
+		case err := <-fatal:
+			polling.Store(false)
+			w.Stop()
+			return fmt.Errorf("worker on task queue %s: %w", opts.TaskQueue, err)
+		}
+	})
+	return group.Wait()
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+
+	executionactivities "github.com/karmadaflow/karmadaflow/activities/execution"
+	"github.com/karmadaflow/karmadaflow/activities/health"
+	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
+	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/observability"
+	"github.com/karmadaflow/karmadaflow/internal/options"
+	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
+)
+
+// dependencies are what activities receive at construction: clients, logger, metrics.
+type dependencies struct {
+	Options *options.Options
+	Logger  *zap.Logger
+	// Metrics is where capabilities register their own Prometheus metrics.
+	Metrics prometheus.Registerer
+	// ControlPlane is the Karmada API server (MultiClusterServices, Works, Clusters, ...).
+	ControlPlane *options.Clients
+	// Host is the cluster karmadaflow and the Karmada instances it provisions run in.
+	Host *options.Clients
+}
+
+func newDependencies(opts *options.Options, logger *zap.Logger, metrics *observability.Metrics) (dependencies, error) {
+	controlPlane, err := opts.KarmadaClients()
+	if err != nil {
+		return dependencies{}, fmt.Errorf("clients of the Karmada control plane: %w", err)
+	}
+	host, err := opts.HostClients()
+	if err != nil {
+		return dependencies{}, fmt.Errorf("clients of the host cluster: %w", err)
+	}
+	return dependencies{Options: opts, Logger: logger, Metrics: metrics.Registry, ControlPlane: controlPlane, Host: host}, nil
+}
+
+// register adds every workflow and activity the worker runs, capability by capability.
+func register(w worker.Registry, deps dependencies) error {
+	opts := deps.Options
+	registry := members.NewRegistry(deps.ControlPlane.Dynamic, deps.ControlPlane.Kube)
+
+	// MultiClusterService: workflows/mcs + activities/mcs.
+	mcs.Register(w, &mcsactivities.Activities{
+		ControlPlane:   deps.ControlPlane.Dynamic,
+		Core:           deps.ControlPlane.Kube,
+		Members:        registry,
+		UnhealthyGrace: opts.ClusterUnhealthyGrace,
+		Metrics:        mcsactivities.NewMetrics(deps.Metrics),
+	})
+	// Standalone mode: Work execution and cluster health, each switchable off.
+	if opts.EnableWorkExecution {
+		execution.Register(w, &executionactivities.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Parallelism: 16})
+	}
+	if opts.EnableClusterHealth {
+		clusterhealth.Register(w, &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry})
+	}
+	return nil
+}

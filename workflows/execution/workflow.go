@@ -1,0 +1,189 @@
+// Package execution holds the decisions of Work execution for one member cluster: an entity
+// workflow per cluster gathers the Works that changed and has them applied in batches, retries
+// what failed with backoff, and re-applies everything periodically to heal drift.
+package execution
+
+import (
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	act "github.com/karmadaflow/karmadaflow/activities/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+)
+
+// Names under which the workflow, its signals and query are registered.
+const (
+	WorkflowName = "WorkExecution"
+	SignalChange = "change"
+	SignalResync = "resync"
+	QueryState   = "state"
+)
+
+// Tunables of the loop.
+const (
+	SafetyResync = 5 * time.Minute
+	BatchSize    = 100
+)
+
+// WorkflowID is the readable ID of the execution workflow of one cluster.
+func WorkflowID(cluster string) string { return "execution/" + cluster }
+
+// Change names a Work of the cluster's execution namespace that changed.
+type Change struct {
+	Work string
+}
+
+// Input starts a run; a continued run carries the Works still to apply.
+type Input struct {
+	Cluster string
+	Pending []string `json:",omitempty"`
+}
+
+// State answers the state query.
+type State struct {
+	Pending    int
+	Applied    int
+	Deleted    int
+	Failed     []string
+	LastError  string
+	Reconciles int
+	LastFull   time.Time
+}
+
+var activities *act.Activities
+
+// WorkExecution applies the Works of one cluster, for as long as the cluster exists.
+func WorkExecution(ctx workflow.Context, in Input) error {
+	var state State
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return state, nil }); err != nil {
+		return err
+	}
+	if err := searchattr.Identify(ctx, "WorkExecution", "", in.Cluster); err != nil {
+		return err
+	}
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 2 * time.Minute,
+		StartToCloseTimeout:    time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 2 * time.Second, MaximumAttempts: 4,
+		},
+	})
+	changes := workflow.GetSignalChannel(ctx, SignalChange)
+	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
+
+	pending := slices.Clone(in.Pending)
+	full := true // a new run re-applies everything once
+	var lastFull, retryAt time.Time
+	failures := 0
+	drain := func() {
+		var c Change
+		for changes.ReceiveAsync(&c) {
+			pending = addName(pending, c.Work)
+		}
+		for resyncs.ReceiveAsync(nil) {
+			full = true
+		}
+	}
+
+	for {
+		if err := ctx.Err(); err != nil {
+			return err // cancelled: stop where we are
+		}
+		drain()
+		if !full && len(pending) == 0 {
+			wakeAt := lastFull.Add(SafetyResync)
+			if !retryAt.IsZero() && (lastFull.IsZero() || retryAt.Before(wakeAt)) {
+				wakeAt = retryAt
+			}
+			sel := workflow.NewSelector(ctx)
+			timerCtx, cancel := workflow.WithCancel(ctx)
+			sel.AddFuture(workflow.NewTimer(timerCtx, max(wakeAt.Sub(workflow.Now(ctx)), time.Millisecond)), func(workflow.Future) {
+				if slices.Contains(state.Failed, "*") || lastFull.IsZero() || !workflow.Now(ctx).Before(lastFull.Add(SafetyResync)) {
+					full = true
+				} else {
+					pending = append(pending, retryNames(state.Failed)...)
+				}
+			})
+			sel.AddReceive(changes, func(c workflow.ReceiveChannel, _ bool) {
+				var ch Change
+				c.Receive(ctx, &ch)
+				pending = addName(pending, ch.Work)
+			})
+			sel.AddReceive(resyncs, func(c workflow.ReceiveChannel, _ bool) {
+				c.Receive(ctx, nil)
+				full = true
+			})
+			sel.Select(ctx)
+			cancel()
+			drain()
+		}
+
+		var batches []act.ApplyInput
+		if full {
+			batches = []act.ApplyInput{{Cluster: in.Cluster, All: true}}
+		} else {
+			slices.Sort(pending)
+			for start := 0; start < len(pending); start += BatchSize {
+				batches = append(batches, act.ApplyInput{Cluster: in.Cluster, Works: pending[start:min(start+BatchSize, len(pending))]})
+			}
+		}
+		futures := make([]workflow.Future, len(batches))
+		for i, b := range batches {
+			futures[i] = workflow.ExecuteLocalActivity(ctx, activities.ApplyWorks, b)
+		}
+		state.Reconciles++
+		var failed []string
+		lastErr := ""
+		for i, f := range futures {
+			var res act.ApplyResult
+			if err := f.Get(ctx, &res); err != nil {
+				lastErr = err.Error()
+				if batches[i].All {
+					failed = append(failed, "*")
+				} else {
+					failed = append(failed, batches[i].Works...)
+				}
+				continue
+			}
+			state.Applied += res.Applied
+			state.Deleted += res.Deleted
+			failed = append(failed, res.Failed...)
+			if res.Error != "" {
+				lastErr = res.Error
+			}
+		}
+		if full && !slices.Contains(failed, "*") {
+			lastFull = workflow.Now(ctx)
+			state.LastFull = lastFull
+		}
+		full, pending = false, nil
+		state.Failed, state.LastError, state.Pending = failed, lastErr, 0
+		if len(failed) > 0 {
+			failures++
+			retryAt = workflow.Now(ctx).Add(min(time.Second<<min(failures-1, 6), time.Minute))
+		} else {
+			failures, retryAt = 0, time.Time{}
+		}
+
+		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			drain()
+			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: append(pending, retryNames(failed)...)})
+		}
+	}
+}
+
+// retryNames are the Works to apply again after a failure; "*" (a failed full pass) is left to
+// the next full pass.
+func retryNames(failed []string) []string {
+	return slices.DeleteFunc(slices.Clone(failed), func(s string) bool { return s == "*" })
+}
+
+func addName(names []string, name string) []string {
+	if name == "" || slices.Contains(names, name) {
+		return names
+	}
+	return append(names, name)
+}

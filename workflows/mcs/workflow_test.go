@@ -1,0 +1,202 @@
+package mcs
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	act "github.com/karmadaflow/karmadaflow/activities/mcs"
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+)
+
+var ref = act.Ref{Namespace: "default", Name: "foo"}
+
+func observation(clusters ...act.ClusterState) act.Observation {
+	return act.Observation{
+		Exists: true, HasFinalizer: true, Generation: 1, CrossCluster: true, ServiceExists: true,
+		Providers: []string{"member1"}, Consumers: []string{"member2"},
+		Clusters: clusters, UnhealthyGrace: time.Minute,
+	}
+}
+
+func ready(name string) act.ClusterState { return act.ClusterState{Name: name, Ready: true} }
+
+type recorder struct {
+	status   []act.StatusInput
+	dispatch []act.DispatchInput
+	collect  []act.CollectInput
+}
+
+func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEnvironment, *recorder) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(MultiClusterService, workflowOptions())
+	rec := &recorder{}
+	env.OnActivity(activities.ObserveMCS, mock.Anything, ref).Return(func(_ context.Context, _ act.Ref) (act.Observation, error) { return obs(), nil })
+	env.OnActivity(activities.AddFinalizer, mock.Anything, ref).Return(nil)
+	env.OnActivity(activities.RemoveFinalizer, mock.Anything, ref).Return(nil)
+	env.OnActivity(activities.DeleteWorks, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(activities.PropagateService, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(activities.CollectEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectInput) (act.CollectResult, error) {
+		rec.collect = append(rec.collect, in)
+		return act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 1}}, Changed: true}, nil
+	})
+	env.OnActivity(activities.DispatchEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DispatchInput) (act.DispatchResult, error) {
+		rec.dispatch = append(rec.dispatch, in)
+		return act.DispatchResult{Works: 1, Changed: true}, nil
+	})
+	env.OnActivity(activities.ObserveApplied, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.ObserveAppliedInput) ([]act.ConsumerApplied, error) {
+		var out []act.ConsumerApplied
+		for _, c := range in.Consumers {
+			out = append(out, act.ConsumerApplied{Consumer: c, Works: 1, Applied: 1})
+		}
+		return out, nil
+	})
+	env.OnActivity(activities.WriteStatus, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.StatusInput) error {
+		rec.status = append(rec.status, in)
+		return nil
+	})
+	return env, rec
+}
+
+func lastCondition(t *testing.T, rec *recorder, condType string) act.Condition {
+	t.Helper()
+	require.NotEmpty(t, rec.status)
+	for _, c := range rec.status[len(rec.status)-1].Conditions {
+		if c.Type == condType {
+			return c
+		}
+	}
+	t.Fatalf("condition %s not written", condType)
+	return act.Condition{}
+}
+
+func TestFullReconcileDispatchesAndReportsReady(t *testing.T) {
+	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+	env.RegisterDelayedCallback(func() {
+		assert.Equal(t, []act.CollectInput{{MCS: ref, Provider: "member1"}}, rec.collect)
+		require.Len(t, rec.dispatch, 1)
+		assert.Equal(t, "member2", rec.dispatch[0].Consumer)
+		assert.Equal(t, []string{"member1"}, rec.dispatch[0].Providers)
+		assert.True(t, rec.dispatch[0].Exclusive)
+		for _, c := range rec.status[len(rec.status)-1].Conditions {
+			assert.Equal(t, "True", c.Status, c.Type)
+		}
+		assert.Len(t, rec.status[len(rec.status)-1].Conditions, 4)
+		env.CancelWorkflow()
+	}, time.Second)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+}
+
+func TestSliceChangeCollectsOnlyThatProvider(t *testing.T) {
+	obs := observation(ready("member1"), ready("member2"), ready("member3"))
+	obs.Providers, obs.Consumers = []string{"member1", "member2"}, []string{"member2", "member3"}
+	env, rec := newEnv(t, func() act.Observation { return obs })
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member2"})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		// The full reconcile collected both providers, the signal only member2.
+		require.Len(t, rec.collect, 3)
+		assert.Equal(t, act.CollectInput{MCS: ref, Provider: "member2"}, rec.collect[2])
+		// member2 never receives its own slices back; member3 gets member2's.
+		var partial []act.DispatchInput
+		for _, d := range rec.dispatch {
+			if d.Exclusive {
+				assert.NotContains(t, d.Providers, d.Consumer)
+			} else {
+				partial = append(partial, d)
+			}
+		}
+		require.Len(t, partial, 1)
+		assert.Equal(t, "member3", partial[0].Consumer)
+		assert.Equal(t, []string{"member2"}, partial[0].Providers)
+		env.CancelWorkflow()
+	}, 2*time.Second)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+}
+
+func TestInvalidSpecReportsAndDoesNotRetry(t *testing.T) {
+	obs := observation(ready("member1"), ready("member2"))
+	obs.Invalid = []string{`spec.ports[0].port 0: must be between 1 and 65535`}
+	env, rec := newEnv(t, func() act.Observation { return obs })
+	env.RegisterDelayedCallback(func() {
+		c := lastCondition(t, rec, networkingv1alpha1.ConditionServiceApplied)
+		assert.Equal(t, networkingv1alpha1.ReasonInvalidSpec, c.Reason)
+		assert.Contains(t, c.Message, "spec.ports[0].port")
+		assert.Empty(t, rec.collect)
+		assert.Len(t, rec.status, 1)
+		env.CancelWorkflow()
+	}, 5*time.Minute)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+}
+
+func TestDeletionRemovesWorksThenFinalizer(t *testing.T) {
+	obs := observation(ready("member1"), ready("member2"))
+	obs.Deleting = true
+	env, _ := newEnv(t, func() act.Observation { return obs })
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	env.AssertActivityNumberOfCalls(t, "DeleteWorks", 1)
+	env.AssertActivityNumberOfCalls(t, "RemoveFinalizer", 1)
+}
+
+func TestProviderWithdrawnAfterGraceAndRestored(t *testing.T) {
+	var start time.Time
+	member1 := act.ClusterState{Name: "member1", Ready: true}
+	env, rec := newEnv(t, func() act.Observation { return observation(member1, ready("member2")) })
+	env.RegisterDelayedCallback(func() {
+		start = env.Now()
+		member1 = act.ClusterState{Name: "member1", Ready: false, Since: start}
+		rec.dispatch = nil
+		env.SignalWorkflow(SignalChange, Change{Kind: ChangeClusters})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		// Inside the grace: member1's slices still go to member2.
+		require.NotEmpty(t, rec.dispatch)
+		assert.Equal(t, []string{"member1"}, rec.dispatch[len(rec.dispatch)-1].Providers)
+	}, 30*time.Second)
+	env.RegisterDelayedCallback(func() {
+		// The grace ran out on its own timer: member2 holds nothing from member1.
+		last := rec.dispatch[len(rec.dispatch)-1]
+		assert.Empty(t, last.Providers)
+		assert.True(t, last.Exclusive)
+		c := lastCondition(t, rec, networkingv1alpha1.ConditionEndpointSliceCollected)
+		assert.Equal(t, "False", c.Status)
+		assert.Contains(t, c.Message, "member1")
+		member1 = ready("member1")
+		env.SignalWorkflow(SignalChange, Change{Kind: ChangeClusters})
+	}, 75*time.Second)
+	env.RegisterDelayedCallback(func() {
+		last := rec.dispatch[len(rec.dispatch)-1]
+		assert.Equal(t, []string{"member1"}, last.Providers)
+		assert.Equal(t, "True", lastCondition(t, rec, networkingv1alpha1.ConditionEndpointSliceCollected).Status)
+		env.CancelWorkflow()
+	}, 80*time.Second)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+}
+
+func TestMissingServiceWaitsAndRemovesWorks(t *testing.T) {
+	obs := observation(ready("member1"), ready("member2"))
+	obs.ServiceExists = false
+	env, rec := newEnv(t, func() act.Observation { return obs })
+	env.RegisterDelayedCallback(func() {
+		c := lastCondition(t, rec, networkingv1alpha1.ConditionServiceApplied)
+		assert.Equal(t, "False", c.Status)
+		assert.Contains(t, c.Message, "default/foo not found")
+		obs.ServiceExists = true
+		env.SignalWorkflow(SignalChange, Change{Kind: ChangeSpec})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		assert.Equal(t, "True", lastCondition(t, rec, networkingv1alpha1.ConditionServiceApplied).Status)
+		env.CancelWorkflow()
+	}, 2*time.Second)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	env.AssertActivityNumberOfCalls(t, "DeleteWorks", 1)
+}
