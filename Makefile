@@ -47,6 +47,11 @@ e2e: tools ## End-to-end tests against the real local environment.
 .PHONY: test
 test: lint unit e2e ## Every test: lint, unit, replay, end-to-end.
 
+.PHONY: replay-record
+replay-record: tools ## Re-record the replay histories from the real end-to-end flow.
+	KARMADAFLOW_RECORD_HISTORIES=1 go test -count=1 -timeout 20m \
+	  -run 'TestMCSDeleted|TestMCSProvidersAndConsumersSwap|TestMCSUnhealthyProviderGrace' ./test/e2e/
+
 .PHONY: run
 run: tools build ## Bring up the local environment, the worker and the starter; Ctrl-C stops all.
 	hack/run.sh

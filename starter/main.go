@@ -8,11 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
@@ -20,28 +17,12 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 
+	"github.com/karmadaflow/karmadaflow/internal/daemon"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 )
 
-func main() {
-	opts := options.FromCommandLine(options.Starter)
-	logger, err := observability.NewLogger(opts.LogLevel, opts.LogFormat)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = run(ctx, opts, logger)
-	stop()
-	if err != nil {
-		logger.Error("starter failed", zap.Error(err))
-		_ = logger.Sync()
-		os.Exit(1)
-	}
-	logger.Info("starter stopped")
-	_ = logger.Sync()
-}
+func main() { daemon.Main(options.Starter, run) }
 
 func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	metrics, err := observability.NewMetrics()

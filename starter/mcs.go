@@ -307,7 +307,7 @@ type memberSlices struct {
 }
 
 type memberWatch struct {
-	version string // the Cluster's generation its clients were built from
+	version string // the Cluster's generation and Ready status the watch was started for
 	cancel  context.CancelFunc
 }
 
@@ -316,7 +316,9 @@ var sliceSelector = networkingv1alpha1.LabelServiceName + "," +
 	networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch
 
 func (s *memberSlices) ensure(ctx context.Context, cluster string, obj *unstructured.Unstructured) {
-	version := fmt.Sprint(obj.GetGeneration())
+	// A new generation may move the endpoint or credentials; a Ready flip means the member
+	// came back, and a fresh watch beats the reflector's backoff after a long outage.
+	version := fmt.Sprintf("%d/%s", obj.GetGeneration(), readyStatus(obj))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w, ok := s.running[cluster]; ok {

@@ -8,38 +8,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"sync/atomic"
-	"syscall"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/karmadaflow/karmadaflow/internal/daemon"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 )
 
-func main() {
-	opts := options.FromCommandLine(options.Worker)
-	logger, err := observability.NewLogger(opts.LogLevel, opts.LogFormat)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = run(ctx, opts, logger)
-	stop()
-	if err != nil {
-		logger.Error("worker failed", zap.Error(err))
-		_ = logger.Sync()
-		os.Exit(1)
-	}
-	logger.Info("worker stopped")
-	_ = logger.Sync()
-}
+func main() { daemon.Main(options.Worker, run) }
 
 func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	metrics, err := observability.NewMetrics()

@@ -164,11 +164,23 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 }
 
 // apply server-side-applies one manifest to the member, labelled with its Work so that only
-// objects karmadaflow created are ever deleted.
+// objects karmadaflow created are ever deleted. An object that exists there already and that
+// karmadaflow did not create (a provider's own Service, say) is left exactly as it is.
 func apply(ctx context.Context, member *members.Member, work, manifest *unstructured.Unstructured) error {
 	client, err := resourceFor(member, manifest)
 	if err != nil {
 		return err
+	}
+	current, err := client.Get(ctx, manifest.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("cluster %s: reading %s %s/%s: %w", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(), err)
+	case current.GetLabels()[naming.LabelWorkName] == "":
+		return nil // not ours: never modified, never deleted
+	case !ownedBy(current, work.GetNamespace(), work.GetName()):
+		return fmt.Errorf("cluster %s: %s %s/%s belongs to Work %s/%s", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(),
+			current.GetLabels()[naming.LabelWorkNamespace], current.GetLabels()[naming.LabelWorkName])
 	}
 	obj := manifest.DeepCopy()
 	lbls := obj.GetLabels()

@@ -353,6 +353,9 @@ func (a *Activities) DeleteWorks(ctx context.Context, in DeleteWorksInput) error
 		if len(in.Roles) > 0 && !slices.Contains(in.Roles, w.GetLabels()[naming.LabelWorkRole]) {
 			continue
 		}
+		if cluster, ok := naming.ClusterOfExecutionNamespace(w.GetNamespace()); ok && slices.Contains(in.ExceptClusters, cluster) {
+			continue
+		}
 		if err := a.deleteWork(ctx, w.GetNamespace(), w.GetName()); err != nil {
 			return err
 		}

@@ -125,8 +125,9 @@ type StatusInput struct {
 }
 
 // DeleteWorksInput removes Works of the MultiClusterService with the given roles (all roles
-// when empty).
+// when empty), except those in the execution namespaces of ExceptClusters.
 type DeleteWorksInput struct {
-	MCS   Ref
-	Roles []string
+	MCS            Ref
+	Roles          []string `json:",omitempty"`
+	ExceptClusters []string `json:",omitempty"`
 }

@@ -12,11 +12,19 @@ import (
 	"time"
 
 	"github.com/karmadaflow/karmadaflow/test/env"
+	"github.com/karmadaflow/karmadaflow/test/service"
 )
 
 var (
 	testEnv *env.Env
-	svc     *service
+	svc     *service.Service
+)
+
+// Settings the service runs with in the tests: short enough to test the unhealthy-cluster
+// grace and health probing in seconds.
+const (
+	testUnhealthyGrace = 20 * time.Second
+	testProbeInterval  = 2 * time.Second
 )
 
 func TestMain(m *testing.M) {
@@ -36,12 +44,12 @@ func run(m *testing.M) int {
 	testEnv = e
 	log.Printf("e2e: environment up in %.1fs", time.Since(start).Seconds())
 
-	svc, err = startService(ctx, e)
+	svc, err = service.Start(ctx, e, service.Options{UnhealthyGrace: testUnhealthyGrace, ProbeInterval: testProbeInterval})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer svc.stop()
+	defer svc.Stop()
 	log.Printf("e2e: worker and starter ready after %.1fs", time.Since(start).Seconds())
 	return m.Run()
 }

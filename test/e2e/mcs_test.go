@@ -83,6 +83,7 @@ func TestMCSProvidersAndConsumersSwap(t *testing.T) {
 	updateMCSSpec(t, ns, app, mcsSpec([]string{m2}, []string{m1}))
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m2: 3})
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{})
+	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-swap")
 }
 
 func TestMCSAllClusters(t *testing.T) {
@@ -205,6 +206,7 @@ func TestMCSDeleted(t *testing.T) {
 	n, err := ownEndpoints(testEnv.Member(m1), ns, app)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
+	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-deleted")
 }
 
 func TestMCSResyncRestoresDeletedSlice(t *testing.T) {

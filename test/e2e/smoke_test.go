@@ -61,7 +61,7 @@ func TestSmoke(t *testing.T) {
 
 	for _, component := range []string{"worker", "starter"} {
 		t.Run(component+" is ready and serves metrics", func(t *testing.T) {
-			base := "http://" + svc.metrics[component]
+			base := "http://" + svc.MetricsAddress(component)
 			code, body := httpGet(t, base+"/readyz")
 			require.Equal(t, http.StatusOK, code, body)
 			code, _ = httpGet(t, base+"/healthz")

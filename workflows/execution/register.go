@@ -8,8 +8,13 @@ import (
 	act "github.com/karmadaflow/karmadaflow/activities/execution"
 )
 
+// RegisterWorkflow registers the workflow under its name (the replayer needs no activities).
+func RegisterWorkflow(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(WorkExecution, workflow.RegisterOptions{Name: WorkflowName})
+}
+
 // Register registers the workflow and its activities with a worker.
 func Register(r worker.Registry, a *act.Activities) {
-	r.RegisterWorkflowWithOptions(WorkExecution, workflow.RegisterOptions{Name: WorkflowName})
+	RegisterWorkflow(r)
 	r.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
 }

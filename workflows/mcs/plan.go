@@ -1,8 +1,8 @@
 package mcs
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,7 +56,9 @@ func MakePlan(obs act.Observation, now time.Time) Plan {
 		if c.Ready || !slices.Contains(plan.Providers, c.Name) {
 			continue
 		}
-		deadline := c.Since.Add(obs.UnhealthyGrace)
+		// lastTransitionTime has one-second precision: count the grace from the end of that
+		// second, so that a provider is never withdrawn early.
+		deadline := c.Since.Truncate(time.Second).Add(time.Second + obs.UnhealthyGrace)
 		if c.Since.IsZero() || !deadline.After(now) {
 			plan.Withdrawn = append(plan.Withdrawn, c.Name)
 		} else if plan.NextWithdrawal.IsZero() || deadline.Before(plan.NextWithdrawal) {
@@ -110,13 +112,13 @@ func conditions(plan Plan, out Outcome) []act.Condition {
 
 	var problems []string
 	for _, p := range plan.UnknownProviders {
-		problems = append(problems, fmt.Sprintf("provider cluster %s not found", p))
+		problems = append(problems, "provider cluster "+p+" not found")
 	}
 	for _, p := range sortedKeys(out.CollectErrs) {
-		problems = append(problems, fmt.Sprintf("failed to list&watch EndpointSlice in %s: %s", p, out.CollectErrs[p]))
+		problems = append(problems, "failed to list&watch EndpointSlice in "+p+": "+out.CollectErrs[p])
 	}
 	for _, p := range plan.Withdrawn {
-		problems = append(problems, fmt.Sprintf("provider cluster %s is not Ready beyond the grace period; its EndpointSlices are withdrawn from consumers", p))
+		problems = append(problems, "provider cluster "+p+" is not Ready beyond the grace period; its EndpointSlices are withdrawn from consumers")
 	}
 	if len(problems) > 0 {
 		conds = append(conds, condition(networkingv1alpha1.ConditionEndpointSliceCollected, false, networkingv1alpha1.ReasonEndpointSliceCollectedFailed, strings.Join(problems, "; ")))
@@ -126,10 +128,10 @@ func conditions(plan Plan, out Outcome) []act.Condition {
 
 	problems = nil
 	for _, c := range plan.UnknownConsumers {
-		problems = append(problems, fmt.Sprintf("consumer cluster %s not found", c))
+		problems = append(problems, "consumer cluster "+c+" not found")
 	}
 	for _, c := range sortedKeys(out.DispatchErr) {
-		problems = append(problems, fmt.Sprintf("failed to dispatch EndpointSlices to %s: %s", c, out.DispatchErr[c]))
+		problems = append(problems, "failed to dispatch EndpointSlices to "+c+": "+out.DispatchErr[c])
 	}
 	if len(problems) > 0 {
 		conds = append(conds, condition(networkingv1alpha1.ConditionEndpointSliceDispatched, false, networkingv1alpha1.ReasonEndpointSliceDispatchedFailed, strings.Join(problems, "; ")))
@@ -142,9 +144,9 @@ func conditions(plan Plan, out Outcome) []act.Condition {
 		switch {
 		case slices.Contains(out.Unreachable, a.Consumer):
 		case a.Message != "":
-			failed = append(failed, fmt.Sprintf("%s: %s", a.Consumer, a.Message))
+			failed = append(failed, a.Consumer+": "+a.Message)
 		case a.Applied < a.Works:
-			pending = append(pending, fmt.Sprintf("%s (%d of %d applied)", a.Consumer, a.Applied, a.Works))
+			pending = append(pending, a.Consumer+" ("+strconv.Itoa(a.Applied)+" of "+strconv.Itoa(a.Works)+" applied)")
 		}
 	}
 	switch {
@@ -178,6 +180,8 @@ func condition(t string, ok bool, reason, message string) act.Condition {
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
+	// The keys are sorted below.
+	//workflowcheck:ignore
 	for k := range m {
 		keys = append(keys, k)
 	}

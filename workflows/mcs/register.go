@@ -8,10 +8,13 @@ import (
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 )
 
-func workflowOptions() workflow.RegisterOptions { return workflow.RegisterOptions{Name: WorkflowName} }
+// RegisterWorkflow registers the workflow under its name (the replayer needs no activities).
+func RegisterWorkflow(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(MultiClusterService, workflow.RegisterOptions{Name: WorkflowName})
+}
 
 // Register registers the workflow and its activities with a worker.
 func Register(r worker.Registry, a *act.Activities) {
-	r.RegisterWorkflowWithOptions(MultiClusterService, workflowOptions())
+	RegisterWorkflow(r)
 	r.RegisterActivityWithOptions(a, activity.RegisterOptions{SkipInvalidStructFunctions: true})
 }

@@ -5,8 +5,8 @@ package mcs
 
 import (
 	"errors"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +15,7 @@ import (
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
 )
@@ -288,7 +289,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	case !obs.ServiceExists:
 		if r.deleteWorks(ctx, now) {
 			r.settle(ctx, PhaseWaitingForSvc, serviceOnlyConditions(networkingv1alpha1.ReasonServiceAppliedFailed,
-				fmt.Sprintf("Service %s not found in the control plane", r.ref)))
+				"Service "+r.ref.String()+" not found in the control plane"))
 		}
 		return false
 	}
@@ -307,6 +308,9 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		}
 	}
 
+	if pending.Full && !r.prune(ctx, plan) {
+		failed = true
+	}
 	changed := r.collect(ctx, plan, pending)
 	dispatchChanged := r.dispatch(ctx, plan, obs, pending, changed)
 	if pending.Full || pending.Applied || dispatchChanged {
@@ -352,6 +356,8 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 			}
 		}
 	}
+	// Deleting keys is order-independent.
+	//workflowcheck:ignore
 	for p := range r.collectErrs {
 		if !slices.Contains(plan.Providers, p) {
 			delete(r.collectErrs, p)
@@ -389,6 +395,8 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 // Consumers are dispatched in parallel; one consumer's failure is recorded for it alone.
 func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observation, pending Pending, changed []string) bool {
 	full := pending.Full
+	// Deleting keys is order-independent.
+	//workflowcheck:ignore
 	for c := range r.dispatchErr {
 		if !slices.Contains(plan.Consumers, c) {
 			delete(r.dispatchErr, c)
@@ -422,6 +430,17 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 		anyChanged = anyChanged || res.Changed
 	}
 	return anyChanged
+}
+
+// prune removes the collected Works of clusters that are no longer providers and the
+// dispatched Works of clusters that are no longer consumers.
+func (r *reconciler) prune(ctx workflow.Context, plan Plan) bool {
+	collected := workflow.ExecuteLocalActivity(ctx, activities.DeleteWorks,
+		act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers})
+	dispatched := workflow.ExecuteLocalActivity(ctx, activities.DeleteWorks,
+		act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers})
+	errCollected, errDispatched := collected.Get(ctx, nil), dispatched.Get(ctx, nil)
+	return errCollected == nil && errDispatched == nil
 }
 
 // remove deletes every Work of the MultiClusterService, then releases the finalizer.
@@ -496,9 +515,9 @@ func (r *reconciler) setPhase(ctx workflow.Context, phase string) {
 
 func statusKey(generation int64, conds []act.Condition) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d", generation)
+	b.WriteString(strconv.FormatInt(generation, 10))
 	for _, c := range conds {
-		fmt.Fprintf(&b, "|%s=%s/%s/%s", c.Type, c.Status, c.Reason, c.Message)
+		b.WriteString("|" + c.Type + "=" + c.Status + "/" + c.Reason + "/" + c.Message)
 	}
 	return b.String()
 }

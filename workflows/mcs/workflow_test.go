@@ -27,6 +27,7 @@ func observation(clusters ...act.ClusterState) act.Observation {
 func ready(name string) act.ClusterState { return act.ClusterState{Name: name, Ready: true} }
 
 type recorder struct {
+	deletes  []act.DeleteWorksInput
 	status   []act.StatusInput
 	dispatch []act.DispatchInput
 	collect  []act.CollectInput
@@ -35,12 +36,15 @@ type recorder struct {
 func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEnvironment, *recorder) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(MultiClusterService, workflowOptions())
+	RegisterWorkflow(env)
 	rec := &recorder{}
 	env.OnActivity(activities.ObserveMCS, mock.Anything, ref).Return(func(_ context.Context, _ act.Ref) (act.Observation, error) { return obs(), nil })
 	env.OnActivity(activities.AddFinalizer, mock.Anything, ref).Return(nil)
 	env.OnActivity(activities.RemoveFinalizer, mock.Anything, ref).Return(nil)
-	env.OnActivity(activities.DeleteWorks, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(activities.DeleteWorks, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DeleteWorksInput) error {
+		rec.deletes = append(rec.deletes, in)
+		return nil
+	})
 	env.OnActivity(activities.PropagateService, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(activities.CollectEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectInput) (act.CollectResult, error) {
 		rec.collect = append(rec.collect, in)
@@ -198,5 +202,21 @@ func TestMissingServiceWaitsAndRemovesWorks(t *testing.T) {
 		env.CancelWorkflow()
 	}, 2*time.Second)
 	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
-	env.AssertActivityNumberOfCalls(t, "DeleteWorks", 1)
+	var everything int
+	for _, d := range rec.deletes {
+		if len(d.Roles) == 0 {
+			everything++
+		}
+	}
+	assert.Equal(t, 1, everything, "all Works removed once, while the Service was missing")
+}
+
+func TestFullReconcilePrunesFormerProvidersAndConsumers(t *testing.T) {
+	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+	env.RegisterDelayedCallback(func() {
+		assert.Contains(t, rec.deletes, act.DeleteWorksInput{MCS: ref, Roles: []string{"collected"}, ExceptClusters: []string{"member1"}})
+		assert.Contains(t, rec.deletes, act.DeleteWorksInput{MCS: ref, Roles: []string{"dispatched"}, ExceptClusters: []string{"member2"}})
+		env.CancelWorkflow()
+	}, time.Second)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
 }

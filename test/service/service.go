@@ -1,4 +1,6 @@
-package e2e
+// Package service runs karmadaflow's worker and starter, built from this checkout, against a
+// local environment, for the end-to-end tests, the demo and the benchmarks.
+package service
 
 import (
 	"context"
@@ -23,9 +25,20 @@ const (
 	testProbeInterval  = 2 * time.Second
 )
 
-// service is the worker and starter binaries, built from this checkout and run against the
+// Options tune the service for a test or benchmark.
+type Options struct {
+	// UnhealthyGrace and ProbeInterval: 0 keeps the binaries' defaults.
+	UnhealthyGrace time.Duration
+	ProbeInterval  time.Duration
+	// WorkerArgs and StarterArgs are appended to each binary's flags.
+	WorkerArgs  []string
+	StarterArgs []string
+}
+
+// Service is the worker and starter binaries, built from this checkout, and run against the
 // environment.
-type service struct {
+type Service struct {
+	opts    Options
 	env     *env.Env
 	binDir  string
 	logDir  string
@@ -34,8 +47,9 @@ type service struct {
 	metrics map[string]string // component -> metrics address
 }
 
-func startService(ctx context.Context, e *env.Env) (*service, error) {
-	s := &service{env: e, binDir: filepath.Join(e.Dir, "service-bin"), logDir: filepath.Join(e.Dir, "logs"),
+// Start builds the worker and starter and runs both until they report ready.
+func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
+	s := &Service{opts: opts, env: e, binDir: filepath.Join(e.Dir, "service-bin"), logDir: filepath.Join(e.Dir, "logs"),
 		procs: map[string]*exec.Cmd{}, metrics: map[string]string{}}
 	for _, component := range []string{"worker", "starter"} {
 		out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(s.binDir, component), "github.com/karmadaflow/karmadaflow/"+component).CombinedOutput()
@@ -49,15 +63,15 @@ func startService(ctx context.Context, e *env.Env) (*service, error) {
 		s.metrics[component] = addr
 	}
 	for _, component := range []string{"worker", "starter"} {
-		if err := s.start(ctx, component); err != nil {
-			s.stop()
+		if err := s.StartComponent(ctx, component); err != nil {
+			s.Stop()
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
-func (s *service) args(component string) []string {
+func (s *Service) args(component string) []string {
 	args := []string{
 		"--temporal-address", s.env.Temporal.Address,
 		"--temporal-namespace", s.env.Temporal.Namespace,
@@ -68,15 +82,21 @@ func (s *service) args(component string) []string {
 	}
 	switch component {
 	case "worker":
-		args = append(args, "--cluster-unhealthy-grace", testUnhealthyGrace.String())
+		if s.opts.UnhealthyGrace > 0 {
+			args = append(args, "--cluster-unhealthy-grace", s.opts.UnhealthyGrace.String())
+		}
+		args = append(args, s.opts.WorkerArgs...)
 	case "starter":
-		args = append(args, "--cluster-probe-interval", testProbeInterval.String())
+		if s.opts.ProbeInterval > 0 {
+			args = append(args, "--cluster-probe-interval", s.opts.ProbeInterval.String())
+		}
+		args = append(args, s.opts.StarterArgs...)
 	}
 	return args
 }
 
-// start runs component and waits until its /readyz answers 200.
-func (s *service) start(ctx context.Context, component string) error {
+// StartComponent runs component ("worker" or "starter") and waits until its /readyz answers 200.
+func (s *Service) StartComponent(ctx context.Context, component string) error {
 	logFile, err := os.OpenFile(filepath.Join(s.logDir, "service-"+component+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -98,8 +118,8 @@ func (s *service) start(ctx context.Context, component string) error {
 	return nil
 }
 
-// kill ends component at once (SIGKILL), as a crash would.
-func (s *service) kill(component string) {
+// Kill ends component at once (SIGKILL), as a crash would.
+func (s *Service) Kill(component string) {
 	s.mu.Lock()
 	cmd := s.procs[component]
 	delete(s.procs, component)
@@ -110,7 +130,8 @@ func (s *service) kill(component string) {
 	}
 }
 
-func (s *service) stop() {
+// Stop ends both processes (SIGTERM, then SIGKILL after 10 s).
+func (s *Service) Stop() {
 	s.mu.Lock()
 	procs := s.procs
 	s.procs = map[string]*exec.Cmd{}
@@ -165,4 +186,17 @@ func tail(path string) string {
 	data, _ := os.ReadFile(path)
 	lines := strings.Split(string(data), "\n")
 	return strings.Join(lines[max(0, len(lines)-40):], "\n")
+}
+
+// MetricsAddress is the host:port of component's /metrics, /healthz and /readyz.
+func (s *Service) MetricsAddress(component string) string { return s.metrics[component] }
+
+// PID is the process ID of component, 0 when it is not running.
+func (s *Service) PID(component string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cmd := s.procs[component]; cmd != nil && cmd.Process != nil {
+		return cmd.Process.Pid
+	}
+	return 0
 }

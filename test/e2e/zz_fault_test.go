@@ -1,3 +1,7 @@
+// This file's name sorts last on purpose: Go runs a package's tests in file order, and these
+// tests stop member API servers, after which that member's controller manager, scheduler and
+// KWOK reconnect with backoff for up to a minute. Every other test runs before them.
+
 package e2e
 
 import (
@@ -31,10 +35,10 @@ func TestMCSWorkerKilledMidReconcile(t *testing.T) {
 	createService(t, testEnv.ControlPlane, ns, app)
 
 	logStateOnFailure(t, mcs.WorkflowID(ns, app), execution.WorkflowID(m2))
-	svc.kill("worker")
+	svc.Kill("worker")
 	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
 	time.Sleep(time.Second) // the starter signals; nothing runs the workflow
-	require.NoError(t, svc.start(context.Background(), "worker"))
+	require.NoError(t, svc.StartComponent(context.Background(), "worker"))
 
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceApplied, "True")
@@ -83,6 +87,9 @@ func TestMCSUnhealthyProviderGrace(t *testing.T) {
 	require.NoError(t, testEnv.StartMemberAPIServer(m1))
 	expectRemote(t, consumer, ns, app, map[string]int{m1: 2})
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceCollected, "True")
+	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-unhealthy-provider")
+	recordHistory(t, clusterhealth.WorkflowID(m1), "clusterhealth-member1")
+	recordHistory(t, execution.WorkflowID(m2), "execution-member2")
 }
 
 // expectClusterReady waits for the Cluster's Ready condition to have status.
