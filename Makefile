@@ -47,6 +47,10 @@ e2e: tools ## End-to-end tests against the real local environment.
 .PHONY: test
 test: lint unit e2e ## Every test: lint, unit, replay, end-to-end.
 
+.PHONY: bench
+bench: tools ## Benchmark MultiClusterService latency, cold-start convergence and footprint; report in .bench/report.md.
+	go run ./test/bench/cmd/mcsbench
+
 .PHONY: replay-record
 replay-record: tools ## Re-record the replay histories from the real end-to-end flow.
 	KARMADAFLOW_RECORD_HISTORIES=1 go test -count=1 -timeout 20m \

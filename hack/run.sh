@@ -21,21 +21,23 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
+wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: fails on timeout or when a process we started exits
   local deadline=$((SECONDS + $1)) what=$2; shift 2
   until "$@" >/dev/null 2>&1; do
     if [ $SECONDS -ge $deadline ]; then echo "timed out waiting for $what" >&2; return 1; fi
+    for pid in "${pids[@]}"; do
+      kill -0 "$pid" 2>/dev/null || { echo "a process exited while waiting for $what" >&2; return 1; }
+    done
     sleep 1
   done
 }
 
 go build -o "$bin/localenv" ./test/env/cmd/localenv
-mkdir -p "$dir"
-rm -f "$dir/env.json"
-echo "starting the local environment (logs: $dir/localenv.log)..."
-"$bin/localenv" -members 2 -dir "$dir" >"$dir/localenv.log" 2>&1 &
+envlog=$dir.log
+echo "starting the local environment (log: $envlog)..."
+"$bin/localenv" -members 2 -dir "$dir" >"$envlog" 2>&1 &
 pids+=($!)
-wait_for 300 "the local environment" test -f "$dir/env.json" || { tail -20 "$dir/localenv.log"; exit 1; }
+wait_for 300 "the local environment" test -f "$dir/env.json" || { tail -20 "$envlog"; exit 1; }
 
 common=(--karmada-kubeconfig "$dir/karmada.kubeconfig" --host-kubeconfig "$dir/host.kubeconfig" --log-format console)
 "$bin/worker" "${common[@]}" --metrics-bind-address 127.0.0.1:9090 >"$dir/logs/worker.log" 2>&1 &
@@ -77,7 +79,7 @@ Try:
   kubectl --kubeconfig $dir/member2.kubeconfig -n demo get endpointslices -o wide
   kubectl --kubeconfig $dir/karmada.kubeconfig -n demo get mcs foo -o yaml
   bin/temporal workflow list --query 'KarmadaKind="MultiClusterService"'
-  bin/temporal workflow query --workflow-id mcs/demo/foo --type state
+  bin/temporal workflow query --workflow-id mcs/demo/foo --name state
   bin/temporal workflow signal --workflow-id mcs/demo/foo --name resync
   tctl workflow signal --workflow_id mcs/demo/foo --name resync     (the older CLI, same effect)
 

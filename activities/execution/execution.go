@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"go.temporal.io/sdk/activity"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,8 +192,25 @@ func apply(ctx context.Context, member *members.Member, work, manifest *unstruct
 	lbls[naming.LabelWorkNamespace] = work.GetNamespace()
 	obj.SetLabels(lbls)
 	_, err = kube.Apply(ctx, client, obj)
+	if apierrors.IsNotFound(err) && obj.GetNamespace() != "" {
+		// Karmada propagates namespaces to its members; without it, the first object of a
+		// namespace creates it.
+		if err = ensureNamespace(ctx, member, obj.GetNamespace()); err == nil {
+			_, err = kube.Apply(ctx, client, obj)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("cluster %s: %w", member.Name, err)
+	}
+	return nil
+}
+
+// ensureNamespace creates namespace in the member if it does not exist.
+func ensureNamespace(ctx context.Context, member *members.Member, namespace string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{naming.LabelCreatedBy: naming.FieldManager}}}
+	_, err := member.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: naming.FieldManager})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
 	}
 	return nil
 }

@@ -31,10 +31,17 @@ sync_tools_module() {
 }
 
 build_kubernetes() { # build_kubernetes COMMAND
-  has_version "$1" k8s.io/kubernetes "$KUBERNETES_VERSION" && return
+  # A module build carries no version; stamp it as Kubernetes' own build does, so that /version
+  # and kubectl report the real one.
+  local minor=${KUBERNETES_VERSION#v1.}; minor=${minor%%.*}
+  local stamp="-X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+  if has_version "$1" k8s.io/kubernetes "$KUBERNETES_VERSION" &&
+     go version -m "$bin/$1" | grep -q -- "gitVersion=$KUBERNETES_VERSION"; then
+    return
+  fi
   sync_tools_module
   echo "building $1 (Kubernetes $KUBERNETES_VERSION)"
-  (cd "$tools_mod" && go build -o "$bin/$1" "k8s.io/kubernetes/cmd/$1")
+  (cd "$tools_mod" && go build -ldflags "$stamp" -o "$bin/$1" "k8s.io/kubernetes/cmd/$1")
 }
 
 install_module() { # install_module BINARY MODULE PACKAGE VERSION

@@ -64,6 +64,8 @@ const (
 	AnnotationManifestHash = "karmadaflow.io/manifest-hash"
 	// LabelProvider names the provider cluster of a dispatched Work.
 	LabelProvider = "karmadaflow.io/provider"
+	// LabelCreatedBy marks what karmadaflow creates in a member for its own needs (namespaces).
+	LabelCreatedBy = "karmadaflow.io/created-by"
 	// FieldManager is the server-side-apply field manager of every write.
 	FieldManager = "karmadaflow"
 )

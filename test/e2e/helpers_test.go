@@ -45,12 +45,18 @@ func eventually(t *testing.T, timeout time.Duration, check func() error) {
 // testNamespace creates a namespace of the test's own in the control plane and every member.
 func testNamespace(t *testing.T) string {
 	t.Helper()
+	return testNamespaceIn(t, append([]*env.Cluster{testEnv.ControlPlane}, testEnv.Members...)...)
+}
+
+// testNamespaceIn creates a namespace of the test's own in the given clusters only.
+func testNamespaceIn(t *testing.T, clusters ...*env.Cluster) string {
+	t.Helper()
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	if len(name) > 50 {
 		name = name[:50]
 	}
 	name = strings.Trim(name, "-")
-	for _, c := range append([]*env.Cluster{testEnv.ControlPlane}, testEnv.Members...) {
+	for _, c := range clusters {
 		_, err := c.Client().CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 		if !apierrors.IsAlreadyExists(err) {
 			require.NoError(t, err, "namespace %s in %s", name, c.Name)

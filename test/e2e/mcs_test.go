@@ -54,6 +54,16 @@ func TestMCSProviderToConsumer(t *testing.T) {
 	require.Empty(t, got, "the provider must not receive its own slices")
 }
 
+// A consumer without the Service's namespace gets it, as Karmada's namespace propagation
+// would give it.
+func TestMCSConsumerWithoutNamespace(t *testing.T) {
+	m1, m2, _ := members(t)
+	ns := testNamespaceIn(t, testEnv.ControlPlane, testEnv.Member(m1))
+	exposeFromMember1(t, ns, 1)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
+}
+
 func TestMCSProviderThatAlsoConsumes(t *testing.T) {
 	ns := testNamespace(t)
 	m1, m2, _ := members(t)
