@@ -57,7 +57,9 @@ func register(w worker.Registry, deps dependencies) error {
 	})
 	// Standalone mode: Work execution and cluster health, each switchable off.
 	if opts.EnableWorkExecution {
-		execution.Register(w, &executionactivities.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Parallelism: 16})
+		execution.Register(w, &executionactivities.Activities{
+			ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Parallelism: 16, Metrics: executionactivities.NewMetrics(deps.Metrics),
+		})
 	}
 	if opts.EnableClusterHealth {
 		clusterhealth.Register(w, &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry})

@@ -33,6 +33,7 @@ type Activities struct {
 	Members      *members.Registry
 	// Parallelism bounds the Works applied at once in one call.
 	Parallelism int
+	Metrics     *Metrics
 }
 
 // ApplyInput names Works of one cluster's execution namespace to bring into the member; with
@@ -136,7 +137,8 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 	}
 	manifests, err := manifestsOf(work)
 	if err != nil {
-		return false, a.writeStatus(ctx, member, works, work, nil, err)
+		_, statusErr := a.writeStatus(ctx, member, works, work, nil, err)
+		return false, statusErr
 	}
 	if work.GetDeletionTimestamp() != nil {
 		if !slices.Contains(work.GetFinalizers(), naming.FinalizerExecution) {
@@ -158,8 +160,14 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 			applyErr = errors.Join(applyErr, err)
 		}
 	}
-	if err := a.writeStatus(ctx, member, works, work, manifests, applyErr); err != nil {
+	written, err := a.writeStatus(ctx, member, works, work, manifests, applyErr)
+	if err != nil {
 		return false, err
+	}
+	if applyErr != nil {
+		a.Metrics.countError(member.Name, applyErr)
+	} else if written {
+		a.Metrics.observePropagation(member.Name, work.GetAnnotations()[naming.AnnotationDetectedAt])
 	}
 	return false, applyErr
 }
@@ -273,8 +281,9 @@ func (a *Activities) removeOrphans(ctx context.Context, member *members.Member, 
 	return nil
 }
 
-// writeStatus records the Applied condition and manifest statuses, unless they already say so.
-func (a *Activities) writeStatus(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured, applyErr error) error {
+// writeStatus records the Applied condition and manifest statuses, unless they already say so,
+// and reports whether it wrote.
+func (a *Activities) writeStatus(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured, applyErr error) (bool, error) {
 	cond := metav1.Condition{
 		Type: "Applied", Status: metav1.ConditionTrue, Reason: ReasonAppliedSuccessful,
 		Message: "Manifest has been successfully applied", ObservedGeneration: work.GetGeneration(),
@@ -288,12 +297,12 @@ func (a *Activities) writeStatus(ctx context.Context, member *members.Member, wo
 	}
 	if raw, ok, _ := unstructured.NestedMap(work.Object, "status"); ok {
 		if err := kube.FromUnstructured(&unstructured.Unstructured{Object: raw}, &status); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if current := meta.FindStatusCondition(status.Conditions, "Applied"); current != nil &&
 		current.Status == cond.Status && current.ObservedGeneration == cond.ObservedGeneration && current.Message == cond.Message {
-		return nil
+		return false, nil
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)
 	status.ManifestStatuses = status.ManifestStatuses[:0]
@@ -311,14 +320,14 @@ func (a *Activities) writeStatus(ctx context.Context, member *members.Member, wo
 	}
 	statusMap, err := kube.ToUnstructured(&status)
 	if err != nil {
-		return err
+		return false, err
 	}
 	updated := work.DeepCopy()
 	updated.Object["status"] = statusMap.Object
 	if _, err := works.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
-		return fmt.Errorf("writing status of Work %s/%s: %w", work.GetNamespace(), work.GetName(), kube.IgnoreNotFound(err))
+		return false, fmt.Errorf("writing status of Work %s/%s: %w", work.GetNamespace(), work.GetName(), kube.IgnoreNotFound(err))
 	}
-	return nil
+	return true, nil
 }
 
 func setFinalizer(ctx context.Context, works dynamic.ResourceInterface, work *unstructured.Unstructured, present bool) error {

@@ -37,6 +37,11 @@ type Activities struct {
 
 // ObserveMCS reads the MultiClusterService, whether its Service exists, and the Clusters.
 func (a *Activities) ObserveMCS(ctx context.Context, ref Ref) (Observation, error) {
+	res, err := a.observeMCS(ctx, ref)
+	return res, a.Metrics.count("observe", err)
+}
+
+func (a *Activities) observeMCS(ctx context.Context, ref Ref) (Observation, error) {
 	var obs Observation
 	var mcs networkingv1alpha1.MultiClusterService
 	found, err := kube.Get(ctx, a.ControlPlane, kube.MultiClusterServices, ref.Namespace, ref.Name, &mcs)
@@ -94,6 +99,10 @@ func (a *Activities) clusters(ctx context.Context) ([]ClusterState, error) {
 
 // AddFinalizer puts karmadaflow's finalizer on the MultiClusterService.
 func (a *Activities) AddFinalizer(ctx context.Context, ref Ref) error {
+	return a.Metrics.count("finalizer", a.addFinalizer(ctx, ref))
+}
+
+func (a *Activities) addFinalizer(ctx context.Context, ref Ref) error {
 	return a.updateFinalizers(ctx, ref, func(f []string) []string {
 		if slices.Contains(f, networkingv1alpha1.Finalizer) {
 			return nil
@@ -104,6 +113,10 @@ func (a *Activities) AddFinalizer(ctx context.Context, ref Ref) error {
 
 // RemoveFinalizer releases the MultiClusterService once everything it caused is gone.
 func (a *Activities) RemoveFinalizer(ctx context.Context, ref Ref) error {
+	return a.Metrics.count("finalizer", a.removeFinalizer(ctx, ref))
+}
+
+func (a *Activities) removeFinalizer(ctx context.Context, ref Ref) error {
 	return a.updateFinalizers(ctx, ref, func(f []string) []string {
 		if !slices.Contains(f, networkingv1alpha1.Finalizer) {
 			return nil
@@ -137,6 +150,10 @@ func (a *Activities) updateFinalizers(ctx context.Context, ref Ref, edit func([]
 // PropagateService makes the Service's Work exist in the execution namespace of exactly the
 // given clusters.
 func (a *Activities) PropagateService(ctx context.Context, in PropagateServiceInput) error {
+	return a.Metrics.count("propagate", a.propagateService(ctx, in))
+}
+
+func (a *Activities) propagateService(ctx context.Context, in PropagateServiceInput) error {
 	start := time.Now()
 	svc, err := a.Core.CoreV1().Services(in.MCS.Namespace).Get(ctx, in.MCS.Name, metav1.GetOptions{})
 	if err != nil {
@@ -162,6 +179,11 @@ func (a *Activities) PropagateService(ctx context.Context, in PropagateServiceIn
 // CollectEndpointSlices records the provider's EndpointSlices of the Service as Works in the
 // provider's execution namespace, never to be applied back to it.
 func (a *Activities) CollectEndpointSlices(ctx context.Context, in CollectInput) (CollectResult, error) {
+	res, err := a.collectEndpointSlices(ctx, in)
+	return res, a.Metrics.count("collect", err)
+}
+
+func (a *Activities) collectEndpointSlices(ctx context.Context, in CollectInput) (CollectResult, error) {
 	var res CollectResult
 	member, err := a.Members.Get(ctx, in.Provider)
 	if err != nil {
@@ -206,6 +228,11 @@ func Collectable(slice *discoveryv1.EndpointSlice) bool {
 // DispatchEndpointSlices makes the consumer's execution namespace hold one Work per slice
 // collected from each listed provider, named after the provider.
 func (a *Activities) DispatchEndpointSlices(ctx context.Context, in DispatchInput) (DispatchResult, error) {
+	res, err := a.dispatchEndpointSlices(ctx, in)
+	return res, a.Metrics.count("dispatch", err)
+}
+
+func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInput) (DispatchResult, error) {
 	var res DispatchResult
 	start := time.Now()
 	portNames, err := a.exposedPortNames(ctx, in.MCS, in.Ports)
@@ -237,7 +264,13 @@ func (a *Activities) DispatchEndpointSlices(ctx context.Context, in DispatchInpu
 				networkingv1alpha1.AnnotationWorkProvisionCluster: provider,
 				networkingv1alpha1.AnnotationProvisionCluster:     provider,
 			}
-			desired[name] = newWork(name, namespace, lbls, annotations, false, manifest)
+			work := newWork(name, namespace, lbls, annotations, false, manifest)
+			if !in.DetectedAt.IsZero() {
+				stamped := work.GetAnnotations()
+				stamped[naming.AnnotationDetectedAt] = in.DetectedAt.UTC().Format(time.RFC3339Nano)
+				work.SetAnnotations(stamped)
+			}
+			desired[name] = work
 		}
 	}
 	onlyProviders := in.Providers
@@ -274,6 +307,11 @@ func (a *Activities) exposedPortNames(ctx context.Context, ref Ref, filters []Po
 
 // ObserveApplied counts, per consumer, the dispatched Works that report Applied.
 func (a *Activities) ObserveApplied(ctx context.Context, in ObserveAppliedInput) ([]ConsumerApplied, error) {
+	res, err := a.observeApplied(ctx, in)
+	return res, a.Metrics.count("observe-applied", err)
+}
+
+func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput) ([]ConsumerApplied, error) {
 	out := make([]ConsumerApplied, 0, len(in.Consumers))
 	selector := labels.Set(workLabels(in.MCS, naming.RoleDispatched)).String()
 	for _, consumer := range in.Consumers {
@@ -299,6 +337,10 @@ func (a *Activities) ObserveApplied(ctx context.Context, in ObserveAppliedInput)
 // WriteStatus replaces the conditions karmadaflow owns, keeping transition times of
 // conditions whose status did not change.
 func (a *Activities) WriteStatus(ctx context.Context, in StatusInput) error {
+	return a.Metrics.count("status", a.writeStatus(ctx, in))
+}
+
+func (a *Activities) writeStatus(ctx context.Context, in StatusInput) error {
 	client := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(in.MCS.Namespace)
 	obj, err := client.Get(ctx, in.MCS.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -343,6 +385,10 @@ var ownedConditionTypes = []string{
 
 // DeleteWorks removes the MultiClusterService's Works of the given roles from every namespace.
 func (a *Activities) DeleteWorks(ctx context.Context, in DeleteWorksInput) error {
+	return a.Metrics.count("delete", a.deleteWorks(ctx, in))
+}
+
+func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error {
 	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: labels.Set{
 		networkingv1alpha1.LabelMCSName: in.MCS.Name, networkingv1alpha1.LabelMCSNamespace: in.MCS.Namespace,
 	}.String()})

@@ -4,12 +4,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/karmadaflow/karmadaflow/internal/kube"
 )
 
 // Metrics are the MultiClusterService metrics of the seed, served on /metrics.
 type Metrics struct {
 	SyncService       prometheus.Histogram
 	SyncEndpointSlice *prometheus.HistogramVec
+	Errors            *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics with reg.
@@ -27,8 +30,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: buckets,
 		}, []string{"cluster"}),
 	}
-	reg.MustRegister(m.SyncService, m.SyncEndpointSlice)
+	m.Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcs_errors_total",
+		Help: "Failed MultiClusterService steps, by step and reason (the Kubernetes status reason, Unreachable, or Other).",
+	}, []string{"step", "reason"})
+	reg.MustRegister(m.SyncService, m.SyncEndpointSlice, m.Errors)
 	return m
+}
+
+// count records err, if any, against step and returns it.
+func (m *Metrics) count(step string, err error) error {
+	if m != nil && err != nil {
+		m.Errors.WithLabelValues(step, kube.Reason(err)).Inc()
+	}
+	return err
 }
 
 func (m *Metrics) observeServiceSync(d time.Duration) {

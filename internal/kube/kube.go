@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,4 +120,17 @@ func SetConditions(obj *unstructured.Unstructured, conds []metav1.Condition) err
 		encoded = append(encoded, m)
 	}
 	return unstructured.SetNestedSlice(obj.Object, encoded, "status", "conditions")
+}
+
+// Reason classifies err for metrics: the Kubernetes status reason, "Unreachable" for a
+// connection that failed, or "Other".
+func Reason(err error) string {
+	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
+		return string(reason)
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return "Unreachable"
+	}
+	return "Other"
 }

@@ -64,6 +64,9 @@ const (
 	AnnotationManifestHash = "karmadaflow.io/manifest-hash"
 	// LabelProvider names the provider cluster of a dispatched Work.
 	LabelProvider = "karmadaflow.io/provider"
+	// AnnotationDetectedAt is when the starter saw the change a dispatched Work carries
+	// (RFC 3339), for the end-to-end propagation metric. It is not part of the manifest hash.
+	AnnotationDetectedAt = "karmadaflow.io/detected-at"
 	// LabelCreatedBy marks what karmadaflow creates in a member for its own needs (namespaces).
 	LabelCreatedBy = "karmadaflow.io/created-by"
 	// FieldManager is the server-side-apply field manager of every write.

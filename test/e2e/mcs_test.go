@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -239,4 +242,104 @@ func TestMCSResyncRestoresDeletedSlice(t *testing.T) {
 		"--workflow-id", mcs.WorkflowID(ns, app), "--name", mcs.SignalResync).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+}
+
+func TestMCSLoadBalancerOnlyIsUnsupported(t *testing.T) {
+	ns := testNamespace(t)
+	exposeFromMember1(t, ns, 1)
+	createMCS(t, ns, app, map[string]any{"types": []any{"LoadBalancer"}})
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionServiceApplied, "False", "LoadBalancer")
+	mcsObj, err := getMCS(ns, app)
+	require.NoError(t, err)
+	for _, c := range mcsObj.Status.Conditions {
+		if c.Type == networkingv1alpha1.ConditionServiceApplied {
+			require.Equal(t, networkingv1alpha1.ReasonUnsupportedType, c.Reason)
+		}
+	}
+	works, err := worksOf(ns, app)
+	require.NoError(t, err)
+	require.Empty(t, works)
+}
+
+func TestMCSPortsFilter(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	deployApp(t, testEnv.Member(m1), ns, app, 2)
+	// The Service exposes two ports; the MultiClusterService only http.
+	for _, c := range []*env.Cluster{testEnv.ControlPlane, testEnv.Member(m1)} {
+		_, err := c.Client().CoreV1().Services(ns).Update(context.Background(), twoPortService(t, c, ns), metav1.UpdateOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = c.Client().CoreV1().Services(ns).Create(context.Background(), twoPortService(t, c, ns), metav1.CreateOptions{})
+		}
+		require.NoError(t, err)
+	}
+	spec := mcsSpec([]string{m1}, []string{m2})
+	spec["ports"] = []any{map[string]any{"name": "http", "port": int64(80)}}
+	createMCS(t, ns, app, spec)
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+
+	eventually(t, 30*time.Second, func() error {
+		svc, err := testEnv.Member(m2).Client().CoreV1().Services(ns).Get(context.Background(), app, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "http" {
+			return fmt.Errorf("consumer Service ports %v, want only http", svc.Spec.Ports)
+		}
+		got, err := dispatched(testEnv.Member(m2), ns, app)
+		if err != nil {
+			return err
+		}
+		for _, s := range got {
+			for _, p := range s.Ports {
+				if p.Name == nil || *p.Name != "http" {
+					return fmt.Errorf("dispatched slice %s exposes port %v", s.Name, p.Name)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// twoPortService is the app's Service with an http and a metrics port.
+func twoPortService(t *testing.T, c *env.Cluster, ns string) *corev1.Service {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": app},
+			Ports: []corev1.ServicePort{
+				{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
+				{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9090)},
+			},
+		},
+	}
+	if current, err := c.Client().CoreV1().Services(ns).Get(context.Background(), app, metav1.GetOptions{}); err == nil {
+		current.Spec.Ports = svc.Spec.Ports
+		return current
+	}
+	return svc
+}
+
+func TestMCSMetrics(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	exposeFromMember1(t, ns, 1)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
+	scale(t, testEnv.Member(m1), ns, app, 2) // a slice change, detected by the starter
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+
+	eventually(t, 10*time.Second, func() error {
+		_, body := httpGet(t, "http://"+svc.MetricsAddress("worker")+"/metrics")
+		for _, series := range []string{
+			`mcs_sync_svc_duration_seconds_count `,
+			`mcs_sync_eps_duration_seconds_count{cluster="` + m2 + `"}`,
+			`mcs_propagation_duration_seconds_count{cluster="` + m2 + `"}`,
+		} {
+			if !strings.Contains(body, series) {
+				return fmt.Errorf("worker metrics lack %s", series)
+			}
+		}
+		return nil
+	})
 }
