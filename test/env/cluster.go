@@ -38,8 +38,8 @@ const (
 const (
 	serviceCIDR      = "10.96.0.0/16"
 	kwokNodeSelector = "kwok.x-k8s.io/node=fake"
-	apiserverTimeout = 60 * time.Second
-	nodeReadyTimeout = 90 * time.Second
+	apiserverTimeout = 3 * time.Minute
+	nodeReadyTimeout = 3 * time.Minute
 )
 
 // Cluster is one Kubernetes cluster of the environment.

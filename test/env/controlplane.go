@@ -28,7 +28,7 @@ const (
 	ExecutionNamespacePrefix = "karmada-es-"
 
 	clusterCRDName   = "clusters.cluster.karmada.io"
-	crdReadyTimeout  = 60 * time.Second
+	crdReadyTimeout  = 2 * time.Minute
 	pollCRDsInterval = 100 * time.Millisecond
 )
 

@@ -15,7 +15,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 )
 
-const temporalTimeout = 90 * time.Second
+const temporalTimeout = 3 * time.Minute
 
 // SearchAttributes are the custom Keyword search attributes the dev server registers.
 var SearchAttributes = []string{"KarmadaKind", "KarmadaNamespace", "KarmadaName", "KarmadaCluster", "ReconcilePhase"}

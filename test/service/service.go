@@ -43,14 +43,14 @@ type Service struct {
 	binDir  string
 	logDir  string
 	mu      sync.Mutex
-	procs   map[string]*exec.Cmd
+	procs   map[string]*process
 	metrics map[string]string // component -> metrics address
 }
 
 // Start builds the worker and starter and runs both until they report ready.
 func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
 	s := &Service{opts: opts, env: e, binDir: filepath.Join(e.Dir, "service-bin"), logDir: filepath.Join(e.Dir, "logs"),
-		procs: map[string]*exec.Cmd{}, metrics: map[string]string{}}
+		procs: map[string]*process{}, metrics: map[string]string{}}
 	for _, component := range []string{"worker", "starter"} {
 		out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(s.binDir, component), "github.com/karmadaflow/karmadaflow/"+component).CombinedOutput()
 		if err != nil {
@@ -108,9 +108,10 @@ func (s *Service) StartComponent(ctx context.Context, component string) error {
 		logFile.Close()
 		return fmt.Errorf("starting %s: %w", component, err)
 	}
-	go func() { _ = cmd.Wait(); logFile.Close() }()
+	p := &process{cmd: cmd, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); logFile.Close(); close(p.exited) }()
 	s.mu.Lock()
-	s.procs[component] = cmd
+	s.procs[component] = p
 	s.mu.Unlock()
 	if err := waitHTTP(ctx, "http://"+s.metrics[component]+"/readyz", 2*time.Minute); err != nil {
 		return fmt.Errorf("%s not ready: %w\n%s", component, err, tail(logFile.Name()))
@@ -121,12 +122,12 @@ func (s *Service) StartComponent(ctx context.Context, component string) error {
 // Kill ends component at once (SIGKILL), as a crash would.
 func (s *Service) Kill(component string) {
 	s.mu.Lock()
-	cmd := s.procs[component]
+	p := s.procs[component]
 	delete(s.procs, component)
 	s.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_, _ = cmd.Process.Wait()
+	if p != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
 	}
 }
 
@@ -134,20 +135,26 @@ func (s *Service) Kill(component string) {
 func (s *Service) Stop() {
 	s.mu.Lock()
 	procs := s.procs
-	s.procs = map[string]*exec.Cmd{}
+	s.procs = map[string]*process{}
 	s.mu.Unlock()
-	for _, cmd := range procs {
-		if cmd.Process != nil {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		}
+	for _, p := range procs {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, cmd := range procs {
-		for cmd.ProcessState == nil && time.Now().Before(deadline) && syscall.Kill(cmd.Process.Pid, 0) == nil {
-			time.Sleep(50 * time.Millisecond)
+	deadline := time.After(10 * time.Second)
+	for _, p := range procs {
+		select {
+		case <-p.exited:
+		case <-deadline:
 		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
 	}
+}
+
+// process is a running binary and a channel closed when it has exited.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
@@ -195,8 +202,8 @@ func (s *Service) MetricsAddress(component string) string { return s.metrics[com
 func (s *Service) PID(component string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cmd := s.procs[component]; cmd != nil && cmd.Process != nil {
-		return cmd.Process.Pid
+	if p := s.procs[component]; p != nil {
+		return p.cmd.Process.Pid
 	}
 	return 0
 }

@@ -1,0 +1,189 @@
+// Command mcsbench benchmarks the MultiClusterService capability against the local
+// environment with the real worker and starter: EndpointSlice propagation latency, cold-start
+// convergence of many MultiClusterServices, and the footprint afterwards. It prints a
+// Markdown report and writes it to .bench/report.md; it asserts nothing. Everything it starts
+// is stopped at the end, on Ctrl-C and when -time-limit runs out.
+//
+//	go run ./test/bench/cmd/mcsbench
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/karmadaflow/karmadaflow/test/bench"
+	"github.com/karmadaflow/karmadaflow/test/env"
+	"github.com/karmadaflow/karmadaflow/test/service"
+)
+
+type config struct {
+	latency   bench.LatencyOptions
+	cold      bench.ColdOptions
+	skipCold  bool
+	timeLimit time.Duration
+	out       string
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.latency.Updates, "updates", 200, "(a) EndpointSlice address changes")
+	flag.DurationVar(&cfg.latency.Interval, "interval", 100*time.Millisecond, "(a) time between two changes")
+	flag.DurationVar(&cfg.latency.Settle, "settle", time.Minute, "(a) how long to wait for the last change to arrive")
+	flag.IntVar(&cfg.cold.Count, "cold-count", 500, "(b) MultiClusterServices created from a cold start")
+	flag.IntVar(&cfg.cold.Parallel, "parallel", 16, "(b) goroutines creating objects")
+	flag.DurationVar(&cfg.cold.Timeout, "cold-timeout", 5*time.Minute, "(b) how long to wait for convergence")
+	flag.DurationVar(&cfg.cold.Sample, "sample", 10*time.Second, "(b) timeline resolution")
+	flag.BoolVar(&cfg.skipCold, "skip-cold", false, "skip (b)")
+	flag.DurationVar(&cfg.timeLimit, "time-limit", 14*time.Minute, "the whole run is stopped after this")
+	flag.StringVar(&cfg.out, "out", "", "report file (default <repo>/.bench/report.md)")
+	flag.Parse()
+	log.SetFlags(log.Ltime | log.Lmicroseconds)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeLimit)
+	defer cancel()
+	if err := run(ctx, cfg); err != nil {
+		log.Print(err)
+		stop()
+		cancel()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config) error {
+	root, err := env.RepoRoot()
+	if err != nil {
+		return err
+	}
+	outDir := filepath.Join(root, ".bench")
+	if cfg.out == "" {
+		cfg.out = filepath.Join(outDir, "report.md")
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err != nil {
+		return err
+	}
+	runStart := time.Now()
+	r := &bench.Report{}
+	r.Printf("# karmadaflow MultiClusterService benchmark\n\n")
+	idleBefore, _ := bench.ReadMachineCPU()
+	busiest := bench.BusiestProcesses(ctx, 2*time.Second)
+	idleAfter, _ := bench.ReadMachineCPU()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.Printf("Started %s on %d CPUs. Before starting anything: load average %s; over 2 s the machine was %.0f%% busy, "+
+		"processes above 5%% of a core: %s; processes of other environments or tests: %s.\n",
+		runStart.Format(time.RFC3339), runtime.NumCPU(), bench.LoadAverage(), 100*bench.Utilization(idleBefore, idleAfter),
+		busiest, bench.ForeignProcesses())
+
+	e, err := env.Start(ctx, env.Options{Members: 4, Logf: log.Printf})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := e.Stop(); err != nil {
+			log.Print(err)
+		}
+	}()
+	envUp := time.Since(runStart)
+	svcStart := time.Now()
+	svc, err := service.Start(ctx, e, service.Options{
+		WorkerArgs:  []string{"--kube-api-qps", "500", "--kube-api-burst", "1000"},
+		StarterArgs: []string{"--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"},
+	})
+	if err != nil {
+		return err
+	}
+	defer svc.Stop()
+	r.Printf("Environment (4 members) up in %s, worker and starter (built from this checkout, worker `--kube-api-qps 500 --kube-api-burst 1000`, "+
+		"starter `--trigger-workers 16 --kube-api-qps 500 --kube-api-burst 1000`) ready %s later.\n",
+		bench.FormatDuration(envUp), bench.FormatDuration(time.Since(svcStart)))
+
+	b, err := bench.New(e, svc, log.Printf)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := b.WatchClusters(ctx); err != nil {
+		return err
+	}
+
+	var failures []error
+	step := func(name string, do func() error) {
+		if ctx.Err() != nil {
+			return
+		}
+		log.Printf("bench: %s", name)
+		b.Mark(name)
+		begin := time.Now()
+		if err := do(); err != nil {
+			log.Printf("bench: %s: %v", name, err)
+			r.Printf("\n**%s did not complete**: %v\n", name, err)
+			failures = append(failures, fmt.Errorf("%s: %w", name, err))
+		}
+		log.Printf("bench: %s took %s", name, time.Since(begin).Round(time.Millisecond))
+	}
+	step("(a) latency", func() error { return b.Latency(ctx, r, cfg.latency) })
+	if !cfg.skipCold {
+		step("(b) cold start", func() error { return b.Cold(ctx, r, cfg.cold) })
+	}
+	step("(c) footprint", func() error { return b.Footprint(ctx, r, runStart) })
+	b.ClusterSection(r)
+	b.LogSection(r)
+
+	if ctx.Err() != nil {
+		r.Printf("\n**Run interrupted** (%v) after %s.\n", context.Cause(ctx), bench.FormatDuration(time.Since(runStart)))
+	}
+	logsDir := filepath.Join(outDir, "logs")
+	for _, c := range []string{"worker", "starter"} {
+		if err := copyTail(b.LogPath(c), filepath.Join(logsDir, "service-"+c+".log"), 8<<20); err != nil {
+			log.Printf("bench: keeping the %s log: %v", c, err)
+		}
+	}
+	r.Printf("\nRun took %s; load average %s at the end; processes of other environments or tests at the end: %s. The worker and starter logs are kept in %s (the environment's directory is removed).\n",
+		bench.FormatDuration(time.Since(runStart)), bench.LoadAverage(), bench.ForeignProcesses(), logsDir)
+
+	if err := os.WriteFile(cfg.out, []byte(r.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(r.String())
+	log.Printf("bench: report written to %s", cfg.out)
+	return errors.Join(failures...)
+}
+
+// copyTail copies at most the last limit bytes of src to dst.
+func copyTail(src, dst string, limit int64) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if info, err := in.Stat(); err == nil && info.Size() > limit {
+		if _, err := in.Seek(info.Size()-limit, io.SeekStart); err != nil {
+			return err
+		}
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+)
+
+// components are the service's processes.
+var components = []string{"worker", "starter"}
+
+// scrapeAll scrapes the metrics of every component; a failed scrape is logged and left out.
+func (b *Bench) scrapeAll(ctx context.Context) map[string]Snapshot {
+	out := map[string]Snapshot{}
+	for _, c := range components {
+		s, err := Scrape(ctx, b.Service.MetricsAddress(c))
+		if err != nil {
+			b.Logf("bench: %v", err)
+			continue
+		}
+		out[c] = s
+	}
+	return out
+}
+
+// cpuTimes is the CPU time each process of the environment and the service has used so far.
+func (b *Bench) cpuTimes() map[string]time.Duration {
+	var clusters []string
+	for _, c := range b.Env.Clusters() {
+		clusters = append(clusters, c.Name)
+	}
+	out := ProcessCPU(b.Env.Dir, clusters)
+	if cpu, err := CPUTime(os.Getpid()); err == nil {
+		out["mcsbench (this program)"] = cpu
+	}
+	return out
+}
+
+// cpuSection reports the CPU time each process used between two readings over wall time,
+// the largest first, with the kube-apiservers also summed, and what the whole machine used.
+func cpuSection(r *Report, before, after map[string]time.Duration, machineBefore, machineAfter MachineCPU, wall time.Duration) {
+	type use struct {
+		name string
+		cpu  time.Duration
+	}
+	var uses []use
+	var total, apiservers time.Duration
+	for name, cpu := range after {
+		d := cpu - before[name]
+		total += d
+		if strings.HasPrefix(name, "kube-apiserver/") {
+			apiservers += d
+		}
+		uses = append(uses, use{name, d})
+	}
+	slices.SortFunc(uses, func(a, b use) int { return int(b.cpu - a.cpu) })
+	cores := func(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()/wall.Seconds()) }
+	var rows [][]string
+	for _, u := range uses[:min(10, len(uses))] {
+		rows = append(rows, []string{u.name, FormatDuration(u.cpu), cores(u.cpu)})
+	}
+	rows = append(rows, []string{"all kube-apiservers", FormatDuration(apiservers), cores(apiservers)},
+		[]string{"all processes of the environment and service (and this program)", FormatDuration(total), cores(total)})
+	if busy := machineAfter.Busy - machineBefore.Busy; busy > 0 {
+		rows = append(rows, []string{"the whole machine (busy)", FormatDuration(busy), cores(busy)},
+			[]string{"everything else on the machine", FormatDuration(max(busy-total, 0)), cores(max(busy-total, 0))})
+	}
+	r.Printf("CPU used over %s (cores = CPU time / wall time; the machine has %d):\n\n", FormatDuration(wall), runtime.NumCPU())
+	r.Table([]string{"process", "CPU time", "cores"}, rows)
+}
+
+// metricsSection reports what each component's histograms and counters recorded between
+// two scrapes.
+func (b *Bench) metricsSection(r *Report, before, after map[string]Snapshot) {
+	r.Printf("Histogram quantiles (~) are interpolated inside buckets (worker/starter bucket bounds: mcs_* 5 ms·2ⁿ, " +
+		"temporal_* 1, 2.5, 5, 10, 25, 50, 100, 250 ms ..., workqueue_* powers of ten), so read them as ranges.\n")
+	for _, c := range components {
+		if before[c] == nil || after[c] == nil {
+			r.Printf("\n%s: metrics not scraped.\n", c)
+			continue
+		}
+		r.Heading(4, c+": histograms")
+		r.Printf("%s", histogramTable(HistogramDeltas(before[c], after[c], "mcs_", "temporal_", "workqueue_")))
+		r.Heading(4, c+": counters")
+		r.Printf("%s", counterTable(CounterDeltas(before[c], after[c], "mcs_", "temporal_", "workqueue_")))
+	}
+}
+
+// evidence records what the named workflows and the consumers' Work execution believe, and
+// the worker's latest log lines, when something did not converge.
+func (b *Bench) evidence(ctx context.Context, r *Report, workflowIDs []string, consumers []string) {
+	r.Heading(3, "Evidence")
+	for _, id := range workflowIDs {
+		r.Printf("State of `%s` (`bin/temporal workflow query --address %s --workflow-id %s --name state`):\n",
+			id, b.Env.Temporal.Address, id)
+		r.Code(b.workflowState(ctx, id))
+	}
+	for _, c := range consumers {
+		id := execution.WorkflowID(c)
+		r.Printf("State of `%s`:\n", id)
+		r.Code(b.workflowState(ctx, id))
+	}
+	for _, c := range components {
+		r.Printf("%s log, last 40 lines:\n", c)
+		r.Code(b.logTail(c, 40))
+	}
+}
