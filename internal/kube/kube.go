@@ -122,14 +122,17 @@ func SetConditions(obj *unstructured.Unstructured, conds []metav1.Condition) err
 	return unstructured.SetNestedSlice(obj.Object, encoded, "status", "conditions")
 }
 
-// Reason classifies err for metrics: the Kubernetes status reason, "Unreachable" for a
-// connection that failed, or "Other".
+// Reason classifies err for metrics: the Kubernetes status reason, "Timeout" for a deadline
+// that ran out, "Unreachable" for a connection that failed, or "Other".
 func Reason(err error) string {
 	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
 		return string(reason)
 	}
 	var netErr net.Error
-	if errors.As(err, &netErr) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "Timeout"
+	case netErr != nil:
 		return "Unreachable"
 	}
 	return "Other"

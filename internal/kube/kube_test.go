@@ -1,13 +1,19 @@
 package kube
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestConditionsRoundTripKeepsTransitionTime(t *testing.T) {
@@ -27,4 +33,11 @@ func TestConditionsRoundTripKeepsTransitionTime(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, conds[0].LastTransitionTime.Equal(&since))
 	require.Equal(t, "again", conds[0].Message)
+}
+
+func TestReasonClassifiesErrors(t *testing.T) {
+	require.Equal(t, "NotFound", Reason(apierrors.NewNotFound(schema.GroupResource{Resource: "works"}, "w")))
+	require.Equal(t, "Timeout", Reason(fmt.Errorf("listing: %w", context.DeadlineExceeded)))
+	require.Equal(t, "Unreachable", Reason(&net.OpError{Op: "dial", Err: errors.New("connection refused")}))
+	require.Equal(t, "Other", Reason(errors.New("boom")))
 }
