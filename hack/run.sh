@@ -32,6 +32,13 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: fails on timeout or when
   done
 }
 
+ready() { # ready PORT: /readyz on 127.0.0.1:PORT answers 200 (plain bash, no curl needed)
+  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  printf 'GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  local status; read -r _ status _ <&3; exec 3<&-
+  [ "$status" = 200 ]
+}
+
 go build -o "$bin/localenv" ./test/env/cmd/localenv
 envlog=$dir.log
 echo "starting the local environment (log: $envlog)..."
@@ -44,8 +51,8 @@ common=(--karmada-kubeconfig "$dir/karmada.kubeconfig" --host-kubeconfig "$dir/h
 pids+=($!)
 "$bin/starter" "${common[@]}" --metrics-bind-address 127.0.0.1:9091 >"$dir/logs/starter.log" 2>&1 &
 pids+=($!)
-wait_for 120 "the worker" curl -fsS http://127.0.0.1:9090/readyz
-wait_for 120 "the starter" curl -fsS http://127.0.0.1:9091/readyz
+wait_for 120 "the worker" ready 9090
+wait_for 120 "the starter" ready 9091
 echo "worker and starter are ready."
 
 echo "applying the MultiClusterService example (deploy/examples/mcs)..."
