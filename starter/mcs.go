@@ -36,10 +36,16 @@ type mcsTriggers struct {
 	mcs      cache.SharedIndexInformer
 	clusters cache.SharedIndexInformer
 	slices   *memberSlices
+	works    *workBatches
 }
+
+// appliedCoalesce is how long the Applied changes of one MultiClusterService's Works are
+// gathered into one signal.
+const appliedCoalesce = time.Second
 
 func newMCSTriggers(deps dependencies) ([]*trigger.Trigger, error) {
 	m := &mcsTriggers{
+		works:    newWorkBatches(),
 		deps:     deps,
 		mcs:      deps.ControlPlaneDynamic.ForResource(kube.MultiClusterServices).Informer(),
 		clusters: deps.ControlPlaneDynamic.ForResource(kube.Clusters).Informer(),
@@ -49,14 +55,18 @@ func newMCSTriggers(deps dependencies) ([]*trigger.Trigger, error) {
 	services := deps.ControlPlaneKube.Core().V1().Services().Informer()
 	works := deps.ControlPlaneDynamic.ForResource(kube.Works).Informer()
 
+	// The dispatched Works of one MultiClusterService turn Applied one after another: one
+	// signal for the lot. Only the EndpointSliceApplied condition waits for it, not the slices.
+	applied := m.config("works-applied", works, dispatchedWorkKey, appliedChanged, m.onDispatchedWork)
+	applied.Coalesce = appliedCoalesce
 	configs := []trigger.Config{
 		m.config("multiclusterservices", m.mcs, nil, trigger.GenerationOrMetadata(nil, nil), m.onMCS),
 		m.config("services", services, nil, serviceChanged, m.onService),
 		m.config("clusters", m.clusters, nil, clusterChanged, m.onCluster),
-		m.config("works-applied", works, dispatchedWorkKey, appliedChanged, m.onDispatchedWork),
+		applied,
 	}
 	if deps.Options.EnableWorkExecution {
-		configs = append(configs, m.config("works-execution", works, executionKey, trigger.GenerationOrMetadata(nil, nil), m.onWork))
+		configs = append(configs, m.config("works-execution", works, m.works.key, trigger.GenerationOrMetadata(nil, nil), m.onWork))
 	}
 	var out []*trigger.Trigger
 	for _, cfg := range configs {
@@ -151,19 +161,24 @@ func (m *mcsTriggers) startClusterWorkflows(ctx context.Context, cluster string)
 	return nil
 }
 
-// onWork hands a changed Work of karmada-es-<cluster> to that cluster's execution workflow.
-func (m *mcsTriggers) onWork(ctx context.Context, key string) error {
-	cluster, name, err := trigger.SplitKey(key)
-	if err != nil {
-		return err
+// onWork hands the Works of karmada-es-<cluster> that changed to that cluster's execution
+// workflow, all in one signal; if it cannot be sent, they wait for the retry.
+func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
+	names := m.works.take(cluster)
+	if len(names) == 0 {
+		return nil // sent with an earlier signal
 	}
-	return trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
+	err := trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
 		WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
 		Args:             []any{execution.Input{Cluster: cluster}},
 		TaskQueue:        m.deps.Options.TaskQueue,
 		SearchAttributes: searchattr.ForCluster("WorkExecution", cluster),
-		Signal:           execution.SignalChange, SignalArg: execution.Change{Work: name},
+		Signal:           execution.SignalChange, SignalArg: execution.Change{Works: names},
 	})
+	if err != nil {
+		m.works.add(cluster, names...)
+	}
+	return err
 }
 
 // onDispatchedWork tells a MultiClusterService that one of its dispatched Works changed state.
@@ -263,28 +278,15 @@ func appliedStatus(obj *unstructured.Unstructured) string {
 	return ""
 }
 
-// dispatchedWorkKey maps a dispatched Work to its MultiClusterService's key.
+// dispatchedWorkKey maps a dispatched Work to its MultiClusterService's key. A Work that has
+// no Applied condition yet (just created by the workflow itself) tells it nothing.
 func dispatchedWorkKey(obj any) (string, error) {
 	u := unstructuredOf(obj)
-	if u == nil || u.GetLabels()[naming.LabelWorkRole] != naming.RoleDispatched {
+	if u == nil || u.GetLabels()[naming.LabelWorkRole] != naming.RoleDispatched || appliedStatus(u) == "" {
 		return "", nil
 	}
 	l := u.GetLabels()
 	return l[networkingv1alpha1.LabelMCSNamespace] + "/" + l[networkingv1alpha1.LabelMCSName], nil
-}
-
-// executionKey maps a Work to "<cluster>/<work name>", or nothing when it is outside an
-// execution namespace.
-func executionKey(obj any) (string, error) {
-	u := unstructuredOf(obj)
-	if u == nil {
-		return "", nil
-	}
-	cluster, ok := naming.ClusterOfExecutionNamespace(u.GetNamespace())
-	if !ok {
-		return "", nil
-	}
-	return cluster + "/" + u.GetName(), nil
 }
 
 func unstructuredOf(obj any) *unstructured.Unstructured {

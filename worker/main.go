@@ -63,9 +63,10 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		}
 		fatal := make(chan error, 1)
 		w := worker.New(temporal, opts.TaskQueue, worker.Options{
-			MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
-			TaskQueueActivitiesPerSecond:       opts.ActivitiesPerSecond,
-			WorkerStopTimeout:                  opts.ShutdownTimeout,
+			MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentActivities,
+			MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentLocalActivities,
+			TaskQueueActivitiesPerSecond:            opts.ActivitiesPerSecond,
+			WorkerStopTimeout:                       opts.ShutdownTimeout,
 			OnFatalError: func(err error) {
 				select {
 				case fatal <- err:

@@ -49,11 +49,12 @@ func register(w worker.Registry, deps dependencies) error {
 
 	// MultiClusterService: workflows/mcs + activities/mcs.
 	mcs.Register(w, &mcsactivities.Activities{
-		ControlPlane:   deps.ControlPlane.Dynamic,
-		Core:           deps.ControlPlane.Kube,
-		Members:        registry,
-		UnhealthyGrace: opts.ClusterUnhealthyGrace,
-		Metrics:        mcsactivities.NewMetrics(deps.Metrics),
+		ControlPlane:       deps.ControlPlane.Dynamic,
+		Core:               deps.ControlPlane.Kube,
+		Members:            registry,
+		UnhealthyGrace:     opts.ClusterUnhealthyGrace,
+		Metrics:            mcsactivities.NewMetrics(deps.Metrics),
+		ExecutionFinalizer: opts.EnableWorkExecution,
 	})
 	// Standalone mode: Work execution and cluster health, each switchable off.
 	if opts.EnableWorkExecution {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -33,6 +34,9 @@ type Activities struct {
 	Members        *members.Registry
 	UnhealthyGrace time.Duration
 	Metrics        *Metrics
+	// ExecutionFinalizer is set when karmadaflow's own Work execution runs: the Works it will
+	// apply are created with its finalizer, which saves execution a write per Work.
+	ExecutionFinalizer bool
 }
 
 // ObserveMCS reads the MultiClusterService, whether its Service exists, and the Clusters.
@@ -240,18 +244,19 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 		return res, err
 	}
 	namespace := naming.ExecutionNamespace(in.Consumer)
+	// One list serves both sides: the providers' collected Works and the consumer's dispatched ones.
+	works, err := a.listWorks(ctx, in.MCS, naming.RoleCollected, naming.RoleDispatched)
+	if err != nil {
+		return res, err
+	}
 	desired := map[string]*unstructured.Unstructured{}
 	for _, provider := range in.Providers {
 		if provider == in.Consumer {
 			continue
 		}
-		collected, err := a.ControlPlane.Resource(kube.Works).Namespace(naming.ExecutionNamespace(provider)).List(ctx,
-			metav1.ListOptions{LabelSelector: labels.Set(workLabels(in.MCS, naming.RoleCollected)).String()})
-		if err != nil {
-			return res, fmt.Errorf("listing collected Works of %s for cluster %s: %w", in.MCS, provider, err)
-		}
-		for i := range collected.Items {
-			slice, err := sliceOfWork(&collected.Items[i])
+		collected := worksIn(works, naming.ExecutionNamespace(provider), naming.RoleCollected)
+		for i := range collected {
+			slice, err := sliceOfWork(&collected[i])
 			if err != nil {
 				return res, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidWork", err)
 			}
@@ -277,7 +282,7 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 	if in.Exclusive {
 		onlyProviders = nil
 	}
-	changed, err := a.syncWorksIn(ctx, namespace, in.MCS, naming.RoleDispatched, desired, onlyProviders...)
+	changed, err := a.syncWorks(ctx, namespace, worksIn(works, namespace, naming.RoleDispatched), desired, onlyProviders...)
 	if err != nil {
 		return res, err
 	}
@@ -313,14 +318,14 @@ func (a *Activities) ObserveApplied(ctx context.Context, in ObserveAppliedInput)
 
 func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput) ([]ConsumerApplied, error) {
 	out := make([]ConsumerApplied, 0, len(in.Consumers))
-	selector := labels.Set(workLabels(in.MCS, naming.RoleDispatched)).String()
+	works, err := a.listWorks(ctx, in.MCS, naming.RoleDispatched)
+	if err != nil {
+		return nil, err
+	}
 	for _, consumer := range in.Consumers {
-		list, err := a.ControlPlane.Resource(kube.Works).Namespace(naming.ExecutionNamespace(consumer)).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			return nil, fmt.Errorf("listing dispatched Works of %s for cluster %s: %w", in.MCS, consumer, err)
-		}
-		state := ConsumerApplied{Consumer: consumer, Works: len(list.Items)}
-		for _, w := range list.Items {
+		dispatched := worksIn(works, naming.ExecutionNamespace(consumer), naming.RoleDispatched)
+		state := ConsumerApplied{Consumer: consumer, Works: len(dispatched)}
+		for _, w := range dispatched {
 			applied, message := appliedCondition(&w)
 			switch {
 			case applied:
@@ -438,7 +443,7 @@ func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[
 		if hash, ok := existing[work.GetNamespace()]; ok && hash == work.GetAnnotations()[naming.AnnotationManifestHash] {
 			continue
 		}
-		if _, err := kube.Apply(ctx, a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()), work); err != nil {
+		if err := a.applyWork(ctx, work); err != nil {
 			return err
 		}
 	}
@@ -453,9 +458,15 @@ func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref,
 	if err != nil {
 		return false, fmt.Errorf("listing %s Works of %s in %s: %w", role, ref, namespace, err)
 	}
+	return a.syncWorks(ctx, namespace, list.Items, desired, onlyProviders...)
+}
+
+// syncWorks makes namespace hold exactly the desired Works, given the ones of the same role
+// it holds now (see syncWorksIn).
+func (a *Activities) syncWorks(ctx context.Context, namespace string, current []unstructured.Unstructured, desired map[string]*unstructured.Unstructured, onlyProviders ...string) (bool, error) {
 	changed := false
 	existing := map[string]string{}
-	for _, w := range list.Items {
+	for _, w := range current {
 		existing[w.GetName()] = w.GetAnnotations()[naming.AnnotationManifestHash]
 		if _, keep := desired[w.GetName()]; keep {
 			continue
@@ -472,12 +483,23 @@ func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref,
 		if hash, ok := existing[work.GetName()]; ok && hash == work.GetAnnotations()[naming.AnnotationManifestHash] {
 			continue
 		}
-		if _, err := kube.Apply(ctx, a.ControlPlane.Resource(kube.Works).Namespace(namespace), work); err != nil {
+		if err := a.applyWork(ctx, work); err != nil {
 			return changed, err
 		}
 		changed = true
 	}
 	return changed, nil
+}
+
+// applyWork creates or updates a Work; one that Work execution will apply carries its
+// finalizer from the start.
+func (a *Activities) applyWork(ctx context.Context, work *unstructured.Unstructured) error {
+	if suspended, _, _ := unstructured.NestedBool(work.Object, "spec", "suspendDispatching"); a.ExecutionFinalizer && !suspended {
+		work = work.DeepCopy()
+		work.SetFinalizers([]string{naming.FinalizerExecution})
+	}
+	_, err := kube.Apply(ctx, a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()), work)
+	return err
 }
 
 func appliedCondition(work *unstructured.Unstructured) (applied bool, message string) {
@@ -494,6 +516,38 @@ func appliedCondition(work *unstructured.Unstructured) (applied bool, message st
 		return false, msg
 	}
 	return false, ""
+}
+
+// listWorks lists, in every namespace, the Works of the MultiClusterService with one of roles.
+func (a *Activities) listWorks(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
+	selector := labels.NewSelector()
+	for key, value := range map[string]string{networkingv1alpha1.LabelMCSName: ref.Name, networkingv1alpha1.LabelMCSNamespace: ref.Namespace} {
+		req, err := labels.NewRequirement(key, selection.Equals, []string{value})
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidName", err)
+		}
+		selector = selector.Add(*req)
+	}
+	req, err := labels.NewRequirement(naming.LabelWorkRole, selection.In, roles)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidName", err)
+	}
+	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: selector.Add(*req).String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing Works of %s: %w", ref, err)
+	}
+	return list.Items, nil
+}
+
+// worksIn picks the Works of one role in namespace.
+func worksIn(works []unstructured.Unstructured, namespace, role string) []unstructured.Unstructured {
+	var out []unstructured.Unstructured
+	for _, w := range works {
+		if w.GetNamespace() == namespace && w.GetLabels()[naming.LabelWorkRole] == role {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func workLabels(ref Ref, role string) map[string]string {

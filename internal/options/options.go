@@ -61,8 +61,9 @@ type Options struct {
 	ShutdownTimeout time.Duration
 
 	// Worker only.
-	MaxConcurrentActivities int     // 0: the SDK default
-	ActivitiesPerSecond     float64 // per task queue, across all workers; 0: unlimited
+	MaxConcurrentActivities      int     // 0: the SDK default
+	MaxConcurrentLocalActivities int     // local activities run at once; bounds the load on the API servers
+	ActivitiesPerSecond          float64 // per task queue, across all workers; 0: unlimited
 
 	// Starter only.
 	TriggerWorkers int           // goroutines per trigger that send signals
@@ -85,18 +86,19 @@ type Options struct {
 // Default returns the options of component before flags and environment are applied.
 func Default(component Component) *Options {
 	o := &Options{
-		Component:          component,
-		TemporalAddress:    "127.0.0.1:7233",
-		TemporalNamespace:  "default",
-		TaskQueue:          "karmadaflow",
-		KubeAPIQPS:         50,
-		KubeAPIBurst:       100,
-		MetricsBindAddress: "127.0.0.1:9090",
-		LogLevel:           "info",
-		LogFormat:          LogFormatJSON,
-		ShutdownTimeout:    30 * time.Second,
-		TriggerWorkers:     4,
-		ResyncPeriod:       10 * time.Minute,
+		Component:                    component,
+		TemporalAddress:              "127.0.0.1:7233",
+		TemporalNamespace:            "default",
+		TaskQueue:                    "karmadaflow",
+		KubeAPIQPS:                   50,
+		KubeAPIBurst:                 100,
+		MetricsBindAddress:           "127.0.0.1:9090",
+		LogLevel:                     "info",
+		LogFormat:                    LogFormatJSON,
+		ShutdownTimeout:              30 * time.Second,
+		TriggerWorkers:               4,
+		MaxConcurrentLocalActivities: 64,
+		ResyncPeriod:                 10 * time.Minute,
 
 		EnableWorkExecution:   true,
 		EnableClusterHealth:   true,
@@ -132,6 +134,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	case Worker:
 		fs.DurationVar(&o.ClusterUnhealthyGrace, "cluster-unhealthy-grace", o.ClusterUnhealthyGrace, "how long a provider cluster may be not Ready before its EndpointSlices are withdrawn from consumers")
 		fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
+		fs.IntVar(&o.MaxConcurrentLocalActivities, "max-concurrent-local-activities", o.MaxConcurrentLocalActivities, "local activities (short API calls of the reconcile loops) this worker runs at once; more queue in the worker instead of overloading the API servers")
 		fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on the task queue, across all workers (0: unlimited)")
 	case Starter:
 		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
@@ -239,6 +242,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxConcurrentActivities < 0 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-activities must not be negative, got %d", o.MaxConcurrentActivities))
+	}
+	if o.MaxConcurrentLocalActivities <= 0 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-local-activities must be positive, got %d", o.MaxConcurrentLocalActivities))
 	}
 	if o.ActivitiesPerSecond < 0 {
 		errs = append(errs, fmt.Errorf("--activities-per-second must not be negative, got %v", o.ActivitiesPerSecond))

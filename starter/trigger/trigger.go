@@ -54,6 +54,10 @@ type Config struct {
 	// ExhaustedDelay is how long a key waits after Temporal answered ResourceExhausted; 0
 	// means DefaultExhaustedDelay.
 	ExhaustedDelay time.Duration
+	// Coalesce, if set, holds a key this long before handling it, so that the events of a
+	// burst (the Works of one workflow changing one after another) send one signal, not one
+	// each. Leave it zero where latency matters more than the number of signals.
+	Coalesce time.Duration
 	// RateLimiter spaces retries of failing keys; nil means DefaultRateLimiter.
 	RateLimiter workqueue.TypedRateLimiter[string]
 	// MetricsProvider, if set, exposes the work queue's metrics under Name.
@@ -80,6 +84,7 @@ type Trigger struct {
 	handle         HandlerFunc
 	workers        int
 	exhaustedDelay time.Duration
+	coalesce       time.Duration
 	logger         *zap.Logger
 
 	queue        workqueue.TypedRateLimitingInterface[string]
@@ -98,6 +103,7 @@ func New(cfg Config) (*Trigger, error) {
 		handle:         cfg.Handle,
 		workers:        cfg.Workers,
 		exhaustedDelay: cfg.ExhaustedDelay,
+		coalesce:       cfg.Coalesce,
 		logger:         cfg.Logger,
 	}
 	if t.key == nil {
@@ -192,7 +198,11 @@ func (t *Trigger) enqueue(obj any) {
 		t.logger.Error("computing key", zap.Error(err))
 		return
 	}
-	if key != "" {
+	switch {
+	case key == "":
+	case t.coalesce > 0:
+		t.queue.AddAfter(key, t.coalesce)
+	default:
 		t.queue.Add(key)
 	}
 }

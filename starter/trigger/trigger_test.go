@@ -156,3 +156,18 @@ func TestFailuresAreRetried(t *testing.T) {
 	require.True(t, tr.processNext(ctx))
 	assert.Equal(t, 0, tr.queue.Len())
 }
+
+func TestCoalesceGathersABurstIntoOneKey(t *testing.T) {
+	tr := newTestTrigger(nil)
+	defer tr.queue.ShutDown()
+	tr.coalesce = 200 * time.Millisecond
+
+	for rv := 1; rv <= 5; rv++ {
+		tr.onUpdate(configMap(fmt.Sprint(rv), int64(rv), nil, nil), configMap(fmt.Sprint(rv+1), int64(rv+1), nil, nil))
+	}
+	assert.Equal(t, 0, tr.queue.Len(), "held back while the burst goes on")
+	assert.Eventually(t, func() bool { return tr.queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond,
+		"five changes within the window are one key")
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, 1, tr.queue.Len(), "and only one")
+}

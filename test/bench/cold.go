@@ -179,6 +179,7 @@ func (b *Bench) Cold(ctx context.Context, r *Report, opts ColdOptions) error {
 	}
 
 	before := b.scrapeAll(ctx)
+	controlBefore := b.scrapeAPIServer(ctx, b.Env.ControlPlane.Name)
 	cpuBefore := b.cpuTimes()
 	machineBefore, _ := ReadMachineCPU()
 	start := time.Now()
@@ -207,6 +208,7 @@ func (b *Bench) Cold(ctx context.Context, r *Report, opts ColdOptions) error {
 	machineAfter, _ := ReadMachineCPU()
 	cpuAfter := b.cpuTimes()
 	after := b.scrapeAll(context.WithoutCancel(parent))
+	controlAfter := b.scrapeAPIServer(context.WithoutCancel(parent), b.Env.ControlPlane.Name)
 
 	r.Printf("Creating %d MultiClusterServices took %s (%.0f/s).", final[0], FormatDuration(created), float64(final[0])/created.Seconds())
 	if creationErr != nil {
@@ -246,6 +248,7 @@ func (b *Bench) Cold(ctx context.Context, r *Report, opts ColdOptions) error {
 
 	r.Heading(3, "Where the time goes")
 	cpuSection(r, cpuBefore, cpuAfter, machineBefore, machineAfter, measured)
+	requestSection(r, b.Env.ControlPlane.Name, controlBefore, controlAfter)
 	r.Printf("\nMetric deltas from the first create to the end:\n\n")
 	b.metricsSection(r, before, after)
 

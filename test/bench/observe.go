@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 )
@@ -110,4 +115,66 @@ func (b *Bench) evidence(ctx context.Context, r *Report, workflowIDs []string, c
 		r.Printf("%s log, last 40 lines:\n", c)
 		r.Code(b.logTail(c, 40))
 	}
+}
+
+// scrapeAPIServer reads the /metrics of a cluster's kube-apiserver; nil if it cannot.
+func (b *Bench) scrapeAPIServer(ctx context.Context, cluster string) Snapshot {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	raw, err := b.kube(cluster).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		b.Logf("bench: scraping the %s API server: %v", cluster, err)
+		return nil
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		b.Logf("bench: parsing the %s API server's metrics: %v", cluster, err)
+		return nil
+	}
+	return families
+}
+
+// requestSection reports the requests an API server served between two scrapes, by verb and
+// resource, the most frequent first.
+func requestSection(r *Report, cluster string, before, after Snapshot) {
+	if before == nil || after == nil {
+		r.Printf("\nRequests to the %s API server: not scraped.\n", cluster)
+		return
+	}
+	counts := map[string]float64{}
+	total := 0.0
+	for _, d := range CounterDeltas(before, after, "apiserver_request_total") {
+		labels := map[string]string{}
+		for _, kv := range strings.Split(d.Labels, ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				labels[k] = v
+			}
+		}
+		key := labels["verb"] + " " + labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		if labels["code"] != "" && !strings.HasPrefix(labels["code"], "2") {
+			key += " (" + labels["code"] + ")"
+		}
+		counts[key] += d.Value
+		total += d.Value
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var rows [][]string
+	for _, k := range keys[:min(15, len(keys))] {
+		rows = append(rows, []string{k, trimFloat(counts[k])})
+	}
+	r.Printf("\nRequests the %s API server served (%s in all; watches count when they start):\n\n", cluster, trimFloat(total))
+	r.Table([]string{"verb resource (non-2xx code)", "requests"}, rows)
 }

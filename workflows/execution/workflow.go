@@ -24,16 +24,30 @@ const (
 
 // Tunables of the loop.
 const (
-	SafetyResync = 5 * time.Minute
-	BatchSize    = 100
+	SafetyResync   = 5 * time.Minute
+	BatchSize      = 100
+	ApplyTimeout   = 10 * time.Minute // one ApplyWorks call, a full pass included
+	ApplyHeartbeat = 30 * time.Second // ApplyWorks heartbeats after each Work
 )
+
+// changeApplyAsActivity versions the switch of ApplyWorks from a local to a regular activity.
+const changeApplyAsActivity = "apply-works-as-activity"
 
 // WorkflowID is the readable ID of the execution workflow of one cluster.
 func WorkflowID(cluster string) string { return "execution/" + cluster }
 
-// Change names a Work of the cluster's execution namespace that changed.
+// Change names Works of the cluster's execution namespace that changed.
 type Change struct {
-	Work string
+	Work  string   `json:",omitempty"`
+	Works []string `json:",omitempty"`
+}
+
+// names are the Works the change names.
+func (c Change) names() []string {
+	if c.Work == "" {
+		return c.Works
+	}
+	return append([]string{c.Work}, c.Works...)
 }
 
 // Input starts a run; a continued run carries the Works still to apply.
@@ -64,13 +78,22 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	if err := searchattr.Identify(ctx, "WorkExecution", "", in.Cluster); err != nil {
 		return err
 	}
+	retry := &temporal.RetryPolicy{
+		InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 2 * time.Second, MaximumAttempts: 4,
+	}
 	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 2 * time.Minute,
 		StartToCloseTimeout:    time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 2 * time.Second, MaximumAttempts: 4,
-		},
+		RetryPolicy:            retry,
 	})
+	// A batch can take long when the API servers are busy: as a (heartbeating) activity it
+	// does not hold the workflow task open the way a local activity does.
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: ApplyTimeout,
+		HeartbeatTimeout:    ApplyHeartbeat,
+		RetryPolicy:         retry,
+	})
+	applyAsActivity := workflow.GetVersion(ctx, changeApplyAsActivity, workflow.DefaultVersion, 1) == 1
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 
@@ -81,7 +104,8 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	drain := func() {
 		var c Change
 		for changes.ReceiveAsync(&c) {
-			pending = addName(pending, c.Work)
+			pending = addNames(pending, c.names())
+			c = Change{}
 		}
 		for resyncs.ReceiveAsync(nil) {
 			full = true
@@ -110,7 +134,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			sel.AddReceive(changes, func(c workflow.ReceiveChannel, _ bool) {
 				var ch Change
 				c.Receive(ctx, &ch)
-				pending = addName(pending, ch.Work)
+				pending = addNames(pending, ch.names())
 			})
 			sel.AddReceive(resyncs, func(c workflow.ReceiveChannel, _ bool) {
 				c.Receive(ctx, nil)
@@ -132,7 +156,11 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		}
 		futures := make([]workflow.Future, len(batches))
 		for i, b := range batches {
-			futures[i] = workflow.ExecuteLocalActivity(ctx, activities.ApplyWorks, b)
+			if applyAsActivity {
+				futures[i] = workflow.ExecuteActivity(ctx, activities.ApplyWorks, b)
+			} else {
+				futures[i] = workflow.ExecuteLocalActivity(ctx, activities.ApplyWorks, b)
+			}
 		}
 		state.Reconciles++
 		var failed []string
@@ -181,9 +209,11 @@ func retryNames(failed []string) []string {
 	return slices.DeleteFunc(slices.Clone(failed), func(s string) bool { return s == "*" })
 }
 
-func addName(names []string, name string) []string {
-	if name == "" || slices.Contains(names, name) {
-		return names
+func addNames(names []string, more []string) []string {
+	for _, name := range more {
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
 	}
-	return append(names, name)
+	return names
 }
