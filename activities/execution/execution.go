@@ -53,6 +53,10 @@ type ApplyResult struct {
 	Error string `json:",omitempty"`
 }
 
+// listAbove is the number of named Works above which ApplyWorks lists the namespace rather
+// than reading each.
+const listAbove = 20
+
 // Reasons of a Work's Applied condition (Karmada's).
 const (
 	ReasonAppliedSuccessful = "AppliedSuccessful"
@@ -77,6 +81,21 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 		}
 		for i := range list.Items {
 			items = append(items, &list.Items[i])
+		}
+	} else if len(in.Works) > listAbove {
+		// One list is far cheaper for the API server than this many reads.
+		list, err := works.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return res, fmt.Errorf("listing Works of cluster %s: %w", in.Cluster, err)
+		}
+		byName := map[string]*unstructured.Unstructured{}
+		for i := range list.Items {
+			byName[list.Items[i].GetName()] = &list.Items[i]
+		}
+		for _, name := range in.Works {
+			if w := byName[name]; w != nil {
+				items = append(items, w) // a missing one is gone, as below
+			}
 		}
 	} else {
 		for _, name := range in.Works {

@@ -37,6 +37,8 @@ type Activities struct {
 	// ExecutionFinalizer is set when karmadaflow's own Work execution runs: the Works it will
 	// apply are created with its finalizer, which saves execution a write per Work.
 	ExecutionFinalizer bool
+
+	seen lastSeen
 }
 
 // ObserveMCS reads the MultiClusterService, whether its Service exists, and the Clusters.
@@ -47,10 +49,18 @@ func (a *Activities) ObserveMCS(ctx context.Context, ref Ref) (Observation, erro
 
 func (a *Activities) observeMCS(ctx context.Context, ref Ref) (Observation, error) {
 	var obs Observation
+	obj, err := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		a.seen.put(ref, nil)
+		return obs, nil
+	}
+	if err != nil {
+		return obs, fmt.Errorf("reading MultiClusterService %s: %w", ref, err)
+	}
+	a.seen.put(ref, obj)
 	var mcs networkingv1alpha1.MultiClusterService
-	found, err := kube.Get(ctx, a.ControlPlane, kube.MultiClusterServices, ref.Namespace, ref.Name, &mcs)
-	if err != nil || !found {
-		return obs, err
+	if err := kube.FromUnstructured(obj, &mcs); err != nil {
+		return obs, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidObject", err)
 	}
 	obs.Exists = true
 	obs.Deleting = mcs.DeletionTimestamp != nil
@@ -121,34 +131,33 @@ func (a *Activities) RemoveFinalizer(ctx context.Context, ref Ref) error {
 }
 
 func (a *Activities) removeFinalizer(ctx context.Context, ref Ref) error {
-	return a.updateFinalizers(ctx, ref, func(f []string) []string {
+	err := a.updateFinalizers(ctx, ref, func(f []string) []string {
 		if !slices.Contains(f, networkingv1alpha1.Finalizer) {
 			return nil
 		}
 		return slices.DeleteFunc(slices.Clone(f), func(s string) bool { return s == networkingv1alpha1.Finalizer })
 	})
+	if err == nil {
+		a.seen.put(ref, nil) // released: the object is gone or going
+	}
+	return err
 }
 
-// updateFinalizers applies edit (nil = nothing to do) with optimistic concurrency; a conflict
-// fails the attempt and the activity retry reads again.
+// updateFinalizers applies edit (nil = nothing to do) with optimistic concurrency.
 func (a *Activities) updateFinalizers(ctx context.Context, ref Ref, edit func([]string) []string) error {
 	client := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(ref.Namespace)
-	obj, err := client.Get(ctx, ref.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading MultiClusterService %s: %w", ref, err)
-	}
-	finalizers := edit(obj.GetFinalizers())
-	if finalizers == nil {
-		return nil
-	}
-	obj.SetFinalizers(finalizers)
-	if _, err := client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
-		return fmt.Errorf("updating finalizers of MultiClusterService %s: %w", ref, kube.IgnoreNotFound(err))
-	}
-	return nil
+	return a.updateMCS(ctx, ref, func(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		finalizers := edit(obj.GetFinalizers())
+		if finalizers == nil {
+			return nil, nil
+		}
+		obj.SetFinalizers(finalizers)
+		updated, err := client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: naming.FieldManager})
+		if err != nil {
+			return nil, fmt.Errorf("updating finalizers of MultiClusterService %s: %w", ref, err)
+		}
+		return updated, nil
+	})
 }
 
 // PropagateService makes the Service's Work exist in the execution namespace of exactly the
@@ -347,16 +356,25 @@ func (a *Activities) WriteStatus(ctx context.Context, in StatusInput) error {
 
 func (a *Activities) writeStatus(ctx context.Context, in StatusInput) error {
 	client := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(in.MCS.Namespace)
-	obj, err := client.Get(ctx, in.MCS.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading MultiClusterService %s: %w", in.MCS, err)
-	}
+	return a.updateMCS(ctx, in.MCS, func(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		updated, err := withConditions(obj, in)
+		if err != nil {
+			return nil, err
+		}
+		written, err := client.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager})
+		if err != nil {
+			return nil, fmt.Errorf("writing status of MultiClusterService %s: %w", in.MCS, err)
+		}
+		return written, nil
+	})
+}
+
+// withConditions is obj with the conditions karmadaflow owns replaced by in's, keeping the
+// transition time of each whose status did not change.
+func withConditions(obj *unstructured.Unstructured, in StatusInput) (*unstructured.Unstructured, error) {
 	var mcs networkingv1alpha1.MultiClusterService
 	if err := kube.FromUnstructured(obj, &mcs); err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), "InvalidObject", err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidObject", err)
 	}
 	conds := mcs.Status.Conditions
 	wanted := map[string]bool{}
@@ -373,14 +391,7 @@ func (a *Activities) writeStatus(ctx context.Context, in StatusInput) error {
 		}
 	}
 	mcs.Status.Conditions = conds
-	updated, err := kube.ToUnstructured(&mcs)
-	if err != nil {
-		return err
-	}
-	if _, err := client.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
-		return fmt.Errorf("writing status of MultiClusterService %s: %w", in.MCS, kube.IgnoreNotFound(err))
-	}
-	return nil
+	return kube.ToUnstructured(&mcs)
 }
 
 var ownedConditionTypes = []string{

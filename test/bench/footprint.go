@@ -13,6 +13,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 )
 
 // Footprint reports the memory of the worker and starter and the size of the workflow
@@ -79,7 +81,38 @@ func (b *Bench) Footprint(ctx context.Context, r *Report, runStart time.Time) er
 	}
 	r.Printf("\nHistory events per workflow type:\n\n")
 	r.Table([]string{"type", "runs", "median", "mean", "max"}, rows)
+	b.historyBreakdown(ctx, r, mcs.WorkflowID(coldNamespace, coldName(0)))
 	return nil
+}
+
+// historyBreakdown counts the events of one workflow's history by type, to show what a
+// typical run spends its history on.
+func (b *Bench) historyBreakdown(ctx context.Context, r *Report, workflowID string) {
+	c, err := b.Temporal()
+	if err != nil {
+		return
+	}
+	counts := map[string]int{}
+	total := 0
+	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		event, err := iter.Next()
+		if err != nil {
+			r.Printf("\nReading the history of `%s` failed: %v\n", workflowID, err)
+			return
+		}
+		counts[strings.TrimPrefix(event.GetEventType().String(), "EventType")]++
+		total++
+	}
+	if total == 0 {
+		return
+	}
+	var rows [][]string
+	for _, typ := range slices.Sorted(maps.Keys(counts)) {
+		rows = append(rows, []string{typ, fmt.Sprint(counts[typ])})
+	}
+	r.Printf("\nThe %d events of `%s` (a typical cold-start MultiClusterService), by type:\n\n", total, workflowID)
+	r.Table([]string{"event type", "events"}, rows)
 }
 
 // listWorkflows lists every run of the namespace through visibility, page by page.

@@ -1,0 +1,81 @@
+package mcs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+)
+
+// lastSeen keeps the MultiClusterService objects this process last read or wrote, so that
+// an update right after a read needs no second read. A stale copy costs a Conflict and a
+// fresh read, never a wrong write: every update carries the copy's resourceVersion.
+type lastSeen struct {
+	mu   sync.Mutex
+	objs map[Ref]*unstructured.Unstructured
+}
+
+func (l *lastSeen) get(ref Ref) *unstructured.Unstructured {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if obj := l.objs[ref]; obj != nil {
+		return obj.DeepCopy()
+	}
+	return nil
+}
+
+func (l *lastSeen) put(ref Ref, obj *unstructured.Unstructured) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.objs == nil {
+		l.objs = map[Ref]*unstructured.Unstructured{}
+	}
+	if obj == nil {
+		delete(l.objs, ref)
+		return
+	}
+	l.objs[ref] = obj.DeepCopy()
+}
+
+// updateMCS applies change to the MultiClusterService, starting from the copy last seen (or
+// a fresh read) and reading afresh once on a Conflict. change returns the object written, or
+// nil when there is nothing to write. A MultiClusterService that is gone is not an error.
+func (a *Activities) updateMCS(ctx context.Context, ref Ref, change func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) error {
+	client := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(ref.Namespace)
+	obj := a.seen.get(ref)
+	fromCache := obj != nil
+	for {
+		if obj == nil {
+			var err error
+			obj, err = client.Get(ctx, ref.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				a.seen.put(ref, nil)
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("reading MultiClusterService %s: %w", ref, err)
+			}
+			a.seen.put(ref, obj)
+		}
+		written, err := change(obj)
+		switch {
+		case err == nil:
+			if written != nil {
+				a.seen.put(ref, written)
+			}
+			return nil
+		case apierrors.IsNotFound(err):
+			a.seen.put(ref, nil)
+			return nil
+		case apierrors.IsConflict(err) && fromCache:
+			obj, fromCache = nil, false // the copy was stale: read and try once more
+		default:
+			return err
+		}
+	}
+}
