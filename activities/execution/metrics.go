@@ -23,7 +23,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Propagation: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcs_propagation_duration_seconds",
 			Help:    "Time from detecting an EndpointSlice change in a provider to the dispatched EndpointSlice applied in the consumer.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 17), // 5ms .. ~5.5min
 		}, []string{"cluster"}),
 		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "work_apply_errors_total",

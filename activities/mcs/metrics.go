@@ -17,7 +17,7 @@ type Metrics struct {
 
 // NewMetrics registers the metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	buckets := prometheus.ExponentialBuckets(0.005, 2, 14) // 5ms .. ~41s
+	buckets := prometheus.ExponentialBuckets(0.005, 2, 17) // 5ms .. ~5.5min: cold starts included
 	m := &Metrics{
 		SyncService: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "mcs_sync_svc_duration_seconds",

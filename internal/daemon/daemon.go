@@ -27,6 +27,7 @@ func Main(component options.Component, run RunFunc) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	observability.RouteKlog(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err = run(ctx, opts, logger)
 	stop()

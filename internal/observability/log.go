@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/klog/v2"
 )
 
 // NewLogger builds the process logger. level is debug, info, warn or error; format is json or
@@ -45,6 +46,12 @@ func NewLogger(level, format string) (*zap.Logger, error) {
 func TemporalLogger(logger *zap.Logger) log.Logger {
 	handler := zapslog.NewHandler(logger.Core(), zapslog.WithName(joinName(logger, "temporal")))
 	return log.NewStructuredLogger(slog.New(handler))
+}
+
+// RouteKlog sends the logs of the Kubernetes client libraries (klog: reflector and discovery
+// errors, throttling notices) through logger, under the name "klog", instead of plain stderr.
+func RouteKlog(logger *zap.Logger) {
+	klog.SetSlogLogger(slog.New(zapslog.NewHandler(logger.Core(), zapslog.WithName(joinName(logger, "klog")))))
 }
 
 func joinName(logger *zap.Logger, name string) string {

@@ -28,9 +28,11 @@ const (
 	BatchSize      = 100
 	ApplyTimeout   = 10 * time.Minute // one ApplyWorks call, a full pass included
 	ApplyHeartbeat = 30 * time.Second // ApplyWorks heartbeats after each Work
+	LocalBatch     = 10               // batches up to this size are applied by a local activity
 )
 
-// changeApplyAsActivity versions the switch of ApplyWorks from a local to a regular activity.
+// changeApplyAsActivity versions the switch of large ApplyWorks batches from a local to a
+// regular activity.
 const changeApplyAsActivity = "apply-works-as-activity"
 
 // WorkflowID is the readable ID of the execution workflow of one cluster.
@@ -86,8 +88,9 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		StartToCloseTimeout:    time.Minute,
 		RetryPolicy:            retry,
 	})
-	// A batch can take long when the API servers are busy: as a (heartbeating) activity it
-	// does not hold the workflow task open the way a local activity does.
+	// A large batch can take long when the API servers are busy: as a (heartbeating) activity
+	// it does not hold the workflow task open the way a local activity does. A few Works (the
+	// usual single change) stay a local activity, which is quicker by a workflow task.
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: ApplyTimeout,
 		HeartbeatTimeout:    ApplyHeartbeat,
@@ -156,7 +159,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		}
 		futures := make([]workflow.Future, len(batches))
 		for i, b := range batches {
-			if applyAsActivity {
+			if applyAsActivity && (b.All || len(b.Works) > LocalBatch) {
 				futures[i] = workflow.ExecuteActivity(ctx, activities.ApplyWorks, b)
 			} else {
 				futures[i] = workflow.ExecuteLocalActivity(ctx, activities.ApplyWorks, b)
