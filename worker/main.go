@@ -65,6 +65,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		w := worker.New(temporal, opts.TaskQueue, worker.Options{
 			MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentActivities,
 			MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentLocalActivities,
+			MaxConcurrentWorkflowTaskExecutionSize:  opts.MaxConcurrentWorkflowTasks,
 			TaskQueueActivitiesPerSecond:            opts.ActivitiesPerSecond,
 			WorkerStopTimeout:                       opts.ShutdownTimeout,
 			OnFatalError: func(err error) {

@@ -63,6 +63,7 @@ type Options struct {
 	// Worker only.
 	MaxConcurrentActivities      int     // 0: the SDK default
 	MaxConcurrentLocalActivities int     // local activities run at once; bounds the load on the API servers
+	MaxConcurrentWorkflowTasks   int     // workflow tasks run at once; keeps each one short under load
 	ActivitiesPerSecond          float64 // per task queue, across all workers; 0: unlimited
 
 	// Starter only.
@@ -98,6 +99,7 @@ func Default(component Component) *Options {
 		ShutdownTimeout:              30 * time.Second,
 		TriggerWorkers:               4,
 		MaxConcurrentLocalActivities: 64,
+		MaxConcurrentWorkflowTasks:   32,
 		ResyncPeriod:                 10 * time.Minute,
 
 		EnableWorkExecution:   true,
@@ -134,6 +136,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	case Worker:
 		fs.DurationVar(&o.ClusterUnhealthyGrace, "cluster-unhealthy-grace", o.ClusterUnhealthyGrace, "how long a provider cluster may be not Ready before its EndpointSlices are withdrawn from consumers")
 		fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
+		fs.IntVar(&o.MaxConcurrentWorkflowTasks, "max-concurrent-workflow-tasks", o.MaxConcurrentWorkflowTasks, "workflow tasks this worker runs at once; a task waits for its local activities, so more than the local activities can serve only makes each task longer")
 		fs.IntVar(&o.MaxConcurrentLocalActivities, "max-concurrent-local-activities", o.MaxConcurrentLocalActivities, "local activities (short API calls of the reconcile loops) this worker runs at once; more queue in the worker instead of overloading the API servers")
 		fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on the task queue, across all workers (0: unlimited)")
 	case Starter:
@@ -242,6 +245,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxConcurrentActivities < 0 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-activities must not be negative, got %d", o.MaxConcurrentActivities))
+	}
+	if o.MaxConcurrentWorkflowTasks < 2 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-workflow-tasks must be at least 2, got %d", o.MaxConcurrentWorkflowTasks))
 	}
 	if o.MaxConcurrentLocalActivities <= 0 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-local-activities must be positive, got %d", o.MaxConcurrentLocalActivities))

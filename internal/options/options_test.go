@@ -58,6 +58,7 @@ func TestValidation(t *testing.T) {
 		"bad metrics address":  {"--metrics-bind-address=9090"},
 		"zero shutdown":        {"--shutdown-timeout=0s"},
 		"stray argument":       {"extra"},
+		"one workflow task":    {"--max-concurrent-workflow-tasks=1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(Worker, args, env(nil))

@@ -78,8 +78,10 @@ func TestMCSUnhealthyProviderGrace(t *testing.T) {
 	require.Len(t, got[m1], 2)
 
 	// An outage longer than the grace withdraws the provider's slices, and recovery restores them.
-	require.NoError(t, testEnv.StopMemberAPIServer(m1))
+	// The API server stops answering at SIGTERM, before StopMemberAPIServer returns: the outage
+	// starts when the stop is asked for.
 	stopped := time.Now()
+	require.NoError(t, testEnv.StopMemberAPIServer(m1))
 	expectClusterReady(t, m1, "False")
 	expectRemote(t, consumer, ns, app, map[string]int{})
 	require.GreaterOrEqual(t, time.Since(stopped), testUnhealthyGrace, "withdrawn before the grace ran out")

@@ -44,7 +44,8 @@ type Service struct {
 	logDir  string
 	mu      sync.Mutex
 	procs   map[string]*process
-	metrics map[string]string // component -> metrics address
+	metrics map[string]string   // component -> metrics address
+	extra   map[string][]string // component -> flags added by Restart
 }
 
 // Start builds the worker and starter and runs both until they report ready.
@@ -92,7 +93,9 @@ func (s *Service) args(component string) []string {
 		}
 		args = append(args, s.opts.StarterArgs...)
 	}
-	return args
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append(args, s.extra[component]...)
 }
 
 // StartComponent runs component ("worker" or "starter") and waits until its /readyz answers 200.
@@ -115,6 +118,21 @@ func (s *Service) StartComponent(ctx context.Context, component string) error {
 	s.mu.Unlock()
 	if err := waitHTTP(ctx, "http://"+s.metrics[component]+"/readyz", 2*time.Minute); err != nil {
 		return fmt.Errorf("%s not ready: %w\n%s", component, err, tail(logFile.Name()))
+	}
+	return nil
+}
+
+// Restart stops both components and starts them again with extra flags appended to each
+// one's (nil: the usual ones), for tests of the service's switches.
+func (s *Service) Restart(ctx context.Context, workerArgs, starterArgs []string) error {
+	s.Stop()
+	s.mu.Lock()
+	s.extra = map[string][]string{"worker": workerArgs, "starter": starterArgs}
+	s.mu.Unlock()
+	for _, component := range []string{"worker", "starter"} {
+		if err := s.StartComponent(ctx, component); err != nil {
+			return err
+		}
 	}
 	return nil
 }
