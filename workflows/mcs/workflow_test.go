@@ -8,7 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
@@ -219,4 +222,29 @@ func TestFullReconcilePrunesFormerProvidersAndConsumers(t *testing.T) {
 		env.CancelWorkflow()
 	}, time.Second)
 	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+}
+
+func TestContinuesAsNewCarryingPendingWorkAndStatus(t *testing.T) {
+	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+	env.SetContinueAsNewSuggested(true)
+	signalled := false
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		if info.ActivityType.Name == "WriteStatus" && !signalled {
+			// Arrives while the first reconcile runs: the next run must not lose it.
+			signalled = true
+			env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
+		}
+	})
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+
+	require.True(t, env.IsWorkflowCompleted())
+	var canErr *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &canErr)
+	var next Input
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(canErr.Input, &next))
+	assert.Equal(t, "default", next.Namespace)
+	assert.Equal(t, "foo", next.Name)
+	assert.Equal(t, []string{"member1"}, next.Pending.Providers, "the signal received before continuing is carried")
+	require.Len(t, rec.status, 1)
+	assert.Equal(t, statusKey(1, rec.status[0].Conditions), next.LastStatus, "the status written is carried, so it is not written again")
 }
