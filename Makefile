@@ -10,6 +10,7 @@ ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl 
 GO_PACKAGES = $(shell go list ./... | grep -v '/test/')
 E2E_PACKAGES := ./test/...
 TEST_TIMEOUT ?= 80m
+FUZZ_TIME ?= 10s
 
 .PHONY: all
 all: build
@@ -44,8 +45,14 @@ unit: ## Unit and replay tests (no environment needed).
 e2e: tools ## End-to-end tests against the real local environment.
 	go test -count=1 -p 1 -timeout $(TEST_TIMEOUT) $(E2E_PACKAGES)
 
+.PHONY: fuzz
+fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded time each.
+	for target in FuzzParsePath FuzzDecodeResourceVersion FuzzContinueToken; do \
+	  go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZ_TIME) ./proxy || exit 1; \
+	done
+
 .PHONY: test
-test: lint unit e2e ## Every test: lint, unit, replay, end-to-end.
+test: lint unit fuzz e2e ## Every test: lint, unit, replay, fuzz, end-to-end.
 
 .PHONY: bench
 bench: tools ## Benchmark MultiClusterService latency, cold-start convergence and footprint; report in .bench/report.md.

@@ -57,6 +57,9 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 
 	group, ctx := errgroup.WithContext(ctx)
 	group.Go(func() error { return server.Run(ctx) })
+	if opts.EnableProxy {
+		group.Go(func() error { return serveProxy(ctx, deps) })
+	}
 	group.Go(func() error {
 		if err := observability.WaitFor(ctx, "Temporal at "+opts.TemporalAddress, observability.TemporalCheck(temporal), logger); err != nil {
 			return nil // shutting down before Temporal was reachable

@@ -28,6 +28,8 @@ type dependencies struct {
 	ControlPlane *options.Clients
 	// Host is the cluster karmadaflow and the Karmada instances it provisions run in.
 	Host *options.Clients
+	// Members hands out the clients of member clusters, shared by every capability.
+	Members *members.Registry
 }
 
 func newDependencies(opts *options.Options, logger *zap.Logger, metrics *observability.Metrics) (dependencies, error) {
@@ -39,13 +41,14 @@ func newDependencies(opts *options.Options, logger *zap.Logger, metrics *observa
 	if err != nil {
 		return dependencies{}, fmt.Errorf("clients of the host cluster: %w", err)
 	}
-	return dependencies{Options: opts, Logger: logger, Metrics: metrics.Registry, ControlPlane: controlPlane, Host: host}, nil
+	return dependencies{Options: opts, Logger: logger, Metrics: metrics.Registry, ControlPlane: controlPlane, Host: host,
+		Members: members.NewRegistry(controlPlane.Dynamic, controlPlane.Kube)}, nil
 }
 
 // register adds every workflow and activity the worker runs, capability by capability.
 func register(w worker.Registry, deps dependencies) error {
 	opts := deps.Options
-	registry := members.NewRegistry(deps.ControlPlane.Dynamic, deps.ControlPlane.Kube)
+	registry := deps.Members
 
 	// MultiClusterService: workflows/mcs + activities/mcs.
 	mcs.Register(w, &mcsactivities.Activities{

@@ -42,13 +42,14 @@ type Registry struct {
 	qps          float32
 	burst        int
 
-	mu      sync.Mutex
-	members map[string]*Member
+	mu            sync.Mutex
+	members       map[string]*Member
+	impersonators map[string]impersonator
 }
 
 // NewRegistry returns a registry reading Clusters through controlPlane and Secrets through core.
 func NewRegistry(controlPlane dynamic.Interface, core kubernetes.Interface) *Registry {
-	return &Registry{controlPlane: controlPlane, core: core, refresh: 30 * time.Second, qps: 200, burst: 400, members: map[string]*Member{}}
+	return &Registry{controlPlane: controlPlane, core: core, refresh: 30 * time.Second, qps: 200, burst: 400, members: map[string]*Member{}, impersonators: map[string]impersonator{}}
 }
 
 // Get returns the clients of the named cluster.
@@ -82,6 +83,7 @@ func (r *Registry) Forget(cluster string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.members, cluster)
+	delete(r.impersonators, cluster)
 }
 
 // Config returns a rest.Config for the cluster, built from its Cluster object and Secret.
@@ -91,16 +93,56 @@ func (r *Registry) Config(ctx context.Context, cluster string) (*rest.Config, er
 }
 
 func (r *Registry) config(ctx context.Context, cluster string) (*rest.Config, string, error) {
+	return r.configFrom(ctx, cluster, "secretRef")
+}
+
+// Impersonator returns the configuration of a member cluster's impersonator: the credentials
+// of the Secret named by spec.impersonatorSecretRef (spec.secretRef's when the Cluster names
+// none), for requests made on behalf of a caller. It is re-read at most once per refresh
+// interval.
+func (r *Registry) Impersonator(ctx context.Context, cluster string) (*rest.Config, error) {
+	r.mu.Lock()
+	c, ok := r.impersonators[cluster]
+	r.mu.Unlock()
+	if ok && time.Since(c.checked) < r.refresh {
+		return c.config, nil
+	}
+	obj, err := r.controlPlane.Resource(kube.Clusters).Get(ctx, cluster, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading Cluster %s: %w", cluster, err)
+	}
+	field := "impersonatorSecretRef"
+	if name, _, _ := unstructured.NestedString(obj.Object, "spec", field, "name"); name == "" {
+		field = "secretRef"
+	}
+	cfg, _, err := r.configFrom(ctx, cluster, field)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.impersonators[cluster] = impersonator{config: cfg, checked: time.Now()}
+	return cfg, nil
+}
+
+type impersonator struct {
+	config  *rest.Config
+	checked time.Time
+}
+
+// configFrom builds the configuration of cluster from the credentials Secret its spec names
+// in secretField.
+func (r *Registry) configFrom(ctx context.Context, cluster, secretField string) (*rest.Config, string, error) {
 	obj, err := r.controlPlane.Resource(kube.Clusters).Get(ctx, cluster, metav1.GetOptions{})
 	if err != nil {
 		return nil, "", fmt.Errorf("reading Cluster %s: %w", cluster, err)
 	}
 	endpoint, _, _ := unstructured.NestedString(obj.Object, "spec", "apiEndpoint")
-	secretNS, _, _ := unstructured.NestedString(obj.Object, "spec", "secretRef", "namespace")
-	secretName, _, _ := unstructured.NestedString(obj.Object, "spec", "secretRef", "name")
+	secretNS, _, _ := unstructured.NestedString(obj.Object, "spec", secretField, "namespace")
+	secretName, _, _ := unstructured.NestedString(obj.Object, "spec", secretField, "name")
 	insecure, _, _ := unstructured.NestedBool(obj.Object, "spec", "insecureSkipTLSVerification")
 	if endpoint == "" || secretName == "" {
-		return nil, "", fmt.Errorf("cluster %s has no spec.apiEndpoint or spec.secretRef", cluster)
+		return nil, "", fmt.Errorf("cluster %s has no spec.apiEndpoint or spec.%s", cluster, secretField)
 	}
 	secret, err := r.core.CoreV1().Secrets(secretNS).Get(ctx, secretName, metav1.GetOptions{})
 	if err != nil {

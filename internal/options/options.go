@@ -80,6 +80,15 @@ type Options struct {
 	// ClusterProbeInterval is how often each member cluster's health is probed (starter).
 	ClusterProbeInterval time.Duration
 
+	// Global resource proxy (worker): served when EnableProxy, over TLS. Without a certificate
+	// file the proxy serves a self-signed certificate made at start.
+	EnableProxy         bool
+	ProxyBindAddress    string
+	ProxyTLSCertFile    string
+	ProxyTLSKeyFile     string
+	ProxyClientCAFile   string        // CA of client certificates accepted as identities; empty: tokens only
+	ProxyRequestTimeout time.Duration // bounds each request to a member, except watches
+
 	// Capability flags go here, with their defaults in Default, their flags in AddFlags and
 	// their checks in Validate.
 }
@@ -105,7 +114,10 @@ func Default(component Component) *Options {
 		EnableWorkExecution:   true,
 		EnableClusterHealth:   true,
 		ClusterUnhealthyGrace: time.Minute,
-		ClusterProbeInterval:  10 * time.Second,
+
+		ProxyBindAddress:     "127.0.0.1:10443",
+		ProxyRequestTimeout:  30 * time.Second,
+		ClusterProbeInterval: 10 * time.Second,
 	}
 	if component == Starter {
 		o.MetricsBindAddress = "127.0.0.1:9091"
@@ -138,6 +150,12 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
 		fs.IntVar(&o.MaxConcurrentWorkflowTasks, "max-concurrent-workflow-tasks", o.MaxConcurrentWorkflowTasks, "workflow tasks this worker runs at once; a task waits for its local activities, so more than the local activities can serve only makes each task longer")
 		fs.IntVar(&o.MaxConcurrentLocalActivities, "max-concurrent-local-activities", o.MaxConcurrentLocalActivities, "local activities (short API calls of the reconcile loops) this worker runs at once; more queue in the worker instead of overloading the API servers")
+		fs.BoolVar(&o.EnableProxy, "enable-proxy", o.EnableProxy, "serve the global resource proxy")
+		fs.StringVar(&o.ProxyBindAddress, "proxy-bind-address", o.ProxyBindAddress, "host:port the global resource proxy listens on")
+		fs.StringVar(&o.ProxyTLSCertFile, "proxy-tls-cert-file", o.ProxyTLSCertFile, "serving certificate of the proxy (empty: a self-signed one made at start)")
+		fs.StringVar(&o.ProxyTLSKeyFile, "proxy-tls-key-file", o.ProxyTLSKeyFile, "private key of --proxy-tls-cert-file")
+		fs.StringVar(&o.ProxyClientCAFile, "proxy-client-ca-file", o.ProxyClientCAFile, "CA bundle of client certificates the proxy accepts as identities (empty: bearer tokens only)")
+		fs.DurationVar(&o.ProxyRequestTimeout, "proxy-request-timeout", o.ProxyRequestTimeout, "bound of each proxied request to a member cluster, except watches")
 		fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on the task queue, across all workers (0: unlimited)")
 	case Starter:
 		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
@@ -245,6 +263,17 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxConcurrentActivities < 0 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-activities must not be negative, got %d", o.MaxConcurrentActivities))
+	}
+	if o.EnableProxy {
+		if err := validateHostPort(o.ProxyBindAddress); err != nil {
+			errs = append(errs, fmt.Errorf("--proxy-bind-address: %w", err))
+		}
+		if (o.ProxyTLSCertFile == "") != (o.ProxyTLSKeyFile == "") {
+			errs = append(errs, errors.New("--proxy-tls-cert-file and --proxy-tls-key-file go together"))
+		}
+		if o.ProxyRequestTimeout <= 0 {
+			errs = append(errs, fmt.Errorf("--proxy-request-timeout must be positive, got %v", o.ProxyRequestTimeout))
+		}
 	}
 	if o.MaxConcurrentWorkflowTasks < 2 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-workflow-tasks must be at least 2, got %d", o.MaxConcurrentWorkflowTasks))

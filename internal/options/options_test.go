@@ -59,6 +59,8 @@ func TestValidation(t *testing.T) {
 		"zero shutdown":        {"--shutdown-timeout=0s"},
 		"stray argument":       {"extra"},
 		"one workflow task":    {"--max-concurrent-workflow-tasks=1"},
+		"proxy cert, no key":   {"--enable-proxy", "--proxy-tls-cert-file=a.crt"},
+		"proxy bad address":    {"--enable-proxy", "--proxy-bind-address=10443"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(Worker, args, env(nil))

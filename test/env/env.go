@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -446,6 +447,31 @@ func (e *Env) StopMemberAPIServer(name string) error {
 		return fmt.Errorf("stop kube-apiserver of member %s: %w", name, err)
 	}
 	e.logf("env: stopped kube-apiserver of %s", name)
+	return nil
+}
+
+// FreezeMemberAPIServer stops the named member's kube-apiserver with SIGSTOP: connections
+// are accepted by the kernel but never answered, as with a hung or partitioned server. The
+// member's Cluster stays as it is. ThawMemberAPIServer resumes it.
+func (e *Env) FreezeMemberAPIServer(name string) error {
+	return e.signalMemberAPIServer(name, syscall.SIGSTOP)
+}
+
+// ThawMemberAPIServer resumes a kube-apiserver FreezeMemberAPIServer stopped.
+func (e *Env) ThawMemberAPIServer(name string) error {
+	return e.signalMemberAPIServer(name, syscall.SIGCONT)
+}
+
+func (e *Env) signalMemberAPIServer(name string, sig syscall.Signal) error {
+	m := e.Member(name)
+	if m == nil {
+		return fmt.Errorf("no member cluster %q", name)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := syscall.Kill(m.apiserver.pid(), sig); err != nil {
+		return fmt.Errorf("%s to kube-apiserver of member %s: %w", sig, name, err)
+	}
 	return nil
 }
 

@@ -57,7 +57,7 @@ func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
 		if err != nil {
 			return nil, fmt.Errorf("building %s: %v\n%s", component, err, out)
 		}
-		addr, err := freeAddress()
+		addr, err := FreeAddress()
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +198,8 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
 	}
 }
 
-func freeAddress() (string, error) {
+// FreeAddress returns a loopback host:port that was free a moment ago.
+func FreeAddress() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

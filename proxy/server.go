@@ -1,0 +1,187 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	searchv1alpha1 "github.com/karmadaflow/karmadaflow/api/search/v1alpha1"
+)
+
+// AnnotationCachedFrom names the member cluster an object came from.
+const AnnotationCachedFrom = "resource.karmada.io/cached-from-cluster"
+
+// Config is what the proxy is built from.
+type Config struct {
+	// ControlPlane is the worker's identity in the Karmada control plane; the proxy
+	// impersonates each caller with it.
+	ControlPlane *rest.Config
+	// Auth reviews tokens and access in the control plane.
+	Auth kubernetes.Interface
+	// Member returns the credentials of a member cluster (its impersonator).
+	Member func(ctx context.Context, cluster string) (*rest.Config, error)
+	// State returns the ResourceRegistries and Clusters as last seen.
+	State func() ([]searchv1alpha1.ResourceRegistry, []Cluster)
+	// Kind maps a resource to its kind, as the control plane's discovery tells.
+	Kind func(schema.GroupVersionResource) (string, error)
+	// Timeout bounds each request to a member, except watches.
+	Timeout time.Duration
+	Logger  *zap.Logger
+}
+
+// Server is the proxy's HTTP handler.
+type Server struct {
+	cfg        Config
+	identities *identities
+}
+
+// NewServer returns the proxy handler.
+func NewServer(cfg Config) *Server {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	return &Server{cfg: cfg, identities: newIdentities(cfg.Auth, 10*time.Second)}
+}
+
+// request is one call through the proxy.
+type request struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	target Target
+	caller Caller
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	target, err := ParsePath(r.URL.Path)
+	if err != nil {
+		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, err.Error())
+		return
+	}
+	caller, err := s.identities.authenticate(r.Context(), r)
+	if err != nil {
+		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized: "+err.Error())
+		return
+	}
+	verb := verbOf(r.Method)
+	allowed, err := s.identities.authorize(r.Context(), caller, verb)
+	switch {
+	case err != nil:
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "authorizing the request: "+err.Error())
+		return
+	case !allowed:
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fmt.Sprintf(
+			"user %q cannot %s resource \"proxying/proxy\" in API group \"search.karmada.io\"", caller.Name, verb))
+		return
+	}
+	req := &request{w: w, r: r, target: target, caller: caller}
+	placements := s.placements(target)
+	if len(placements) == 0 {
+		s.toControlPlane(req)
+		return
+	}
+	watch := target.Watch || isTrue(r.URL.Query().Get("watch"))
+	switch {
+	case r.Method == http.MethodGet && target.Subresource == "" && (watch || target.Name == ""):
+		if watch {
+			s.watch(req, placements)
+		} else {
+			s.list(req, placements)
+		}
+	case r.Method == http.MethodGet && target.Subresource == "":
+		s.get(req, placements)
+	case r.Method == http.MethodPost && target.Name == "":
+		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, fmt.Sprintf(
+			"%s is served from member clusters: the proxy cannot tell which cluster to create in", target.Resource))
+	default:
+		s.toOwner(req, placements)
+	}
+}
+
+func isTrue(s string) bool { return s == "true" || s == "1" }
+
+// placements returns the clusters serving the target's resource in its namespace; none when
+// the resource is not registered (or unknown to the control plane).
+func (s *Server) placements(t Target) []Placement {
+	if !t.IsResource {
+		return nil
+	}
+	kind, err := s.cfg.Kind(schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource})
+	if err != nil {
+		return nil
+	}
+	registries, clusters := s.cfg.State()
+	var out []Placement
+	for _, p := range Placements(registries, clusters, t.GroupVersion(), kind) {
+		if p.serves(t.Namespace) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// transport reaches cfg's server as the caller.
+func transport(cfg *rest.Config, c Caller) (http.RoundTripper, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Impersonate = c.impersonation()
+	cfg.Timeout = 0
+	return rest.TransportFor(cfg)
+}
+
+// toControlPlane passes the request to the Karmada control plane, as the caller.
+func (s *Server) toControlPlane(req *request) {
+	rt, err := transport(s.cfg.ControlPlane, req.caller)
+	if err != nil {
+		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return
+	}
+	s.pass(req, rt, s.cfg.ControlPlane.Host, "the control plane")
+}
+
+// pass forwards the request unchanged but for its credentials to host.
+func (s *Server) pass(req *request, rt http.RoundTripper, host, name string) {
+	base, err := url.Parse(host)
+	if err != nil {
+		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = base.Scheme, base.Host
+			pr.Out.URL.Path = strings.TrimSuffix(base.Path, "/") + req.target.Path
+			pr.Out.URL.RawPath = ""
+			pr.Out.Host = base.Host
+			stripCredentials(pr.Out.Header)
+		},
+		Transport:     rt,
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, name+" is unreachable: "+err.Error())
+		},
+	}
+	proxy.ServeHTTP(req.w, req.r)
+}
+
+// stripCredentials removes what the caller sent to identify itself: the proxy's own
+// transport authenticates and impersonates.
+func stripCredentials(h http.Header) {
+	h.Del("Authorization")
+	for k := range h {
+		if strings.HasPrefix(k, "Impersonate-") {
+			h.Del(k)
+		}
+	}
+}

@@ -1,0 +1,370 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// requestedVersions reads a resourceVersion parameter: nil for "" and "0" (which keep their
+// meaning in every cluster), else the versions per cluster the proxy once returned.
+func requestedVersions(rv string) (map[string]string, error) {
+	if rv == "" || rv == "0" {
+		return nil, nil
+	}
+	return DecodeResourceVersion(rv)
+}
+
+// memberQuery is the query sent to cluster: the caller's, with the cluster's own
+// resourceVersion in place of the multi-cluster one.
+func memberQuery(q url.Values, versions map[string]string, cluster string) url.Values {
+	out := url.Values{}
+	for k, v := range q {
+		switch k {
+		case "resourceVersion", "continue", "limit", "watch":
+		default:
+			out[k] = v
+		}
+	}
+	switch rv := q.Get("resourceVersion"); {
+	case versions != nil && versions[cluster] != "":
+		out.Set("resourceVersion", versions[cluster])
+	case rv == "0":
+		out.Set("resourceVersion", "0")
+	default:
+		out.Del("resourceVersionMatch") // meaningless without a version of this cluster
+	}
+	return out
+}
+
+// page is one member's part of a list.
+type page struct {
+	cluster string
+	body    map[string]any
+	err     *memberError
+}
+
+// listNamespaces are the namespaces to list in for p: the request's, or the placement's.
+func listNamespaces(t Target, p Placement) []string {
+	if t.Namespace != "" || p.Namespaces == nil {
+		return []string{t.Namespace}
+	}
+	return p.Namespaces
+}
+
+func (s *Server) list(req *request, placements []Placement) {
+	q := req.r.URL.Query()
+	versions, err := requestedVersions(q.Get("resourceVersion"))
+	if err != nil {
+		writeStatus(req.w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		return
+	}
+	var limit int64
+	if l := q.Get("limit"); l != "" {
+		if limit, err = strconv.ParseInt(l, 10, 64); err != nil || limit < 0 {
+			writeStatus(req.w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf("limit %q is not a non-negative integer", l))
+			return
+		}
+	}
+	var pages []page
+	next := ""
+	if limit == 0 {
+		pages = s.listAll(req, placements, versions)
+	} else {
+		var status int
+		pages, next, status, err = s.listPage(req, placements, versions, limit)
+		if err != nil {
+			writeStatus(req.w, status, metav1.StatusReasonBadRequest, err.Error())
+			return
+		}
+	}
+
+	var merged map[string]any
+	var items []any
+	listVersions := map[string]string{}
+	var failed []*memberError
+	key := "items"
+	if wantsTable(req.r) {
+		key = "rows"
+	}
+	for _, p := range pages {
+		if p.err != nil {
+			failed = append(failed, p.err)
+			continue
+		}
+		stamp(p.body, p.cluster)
+		if rv := resourceVersionOf(p.body); rv != "" {
+			listVersions[p.cluster] = rv
+		}
+		items = append(items, asSlice(p.body[key])...)
+		if merged == nil {
+			merged = p.body
+		}
+	}
+	if merged == nil {
+		if len(failed) > 0 {
+			failed[0].write(req.w)
+			return
+		}
+		merged = map[string]any{"kind": "List", "apiVersion": "v1"}
+	}
+	for _, f := range failed {
+		warn(req.w.Header(), f.Error())
+	}
+	if items == nil {
+		items = []any{}
+	}
+	merged[key] = items
+	md := map[string]any{"resourceVersion": EncodeResourceVersion(listVersions)}
+	if next != "" {
+		md["continue"] = next
+	}
+	merged["metadata"] = md
+	writeJSON(req.w, merged)
+}
+
+// listAll asks every placement at once.
+func (s *Server) listAll(req *request, placements []Placement, versions map[string]string) []page {
+	var calls []page
+	for _, p := range placements {
+		for _, ns := range listNamespaces(req.target, p) {
+			calls = append(calls, page{cluster: p.Cluster, body: map[string]any{"namespace": ns}})
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			c := &calls[i]
+			ns, _ := c.body["namespace"].(string)
+			c.body, c.err = s.fetch(req.r.Context(), req, c.cluster, req.target.CollectionPath(ns), memberQuery(req.r.URL.Query(), versions, c.cluster))
+		})
+	}
+	wg.Wait()
+	return mergeNamespacePages(calls)
+}
+
+// mergeNamespacePages folds the pages of one cluster's namespaces into one page.
+func mergeNamespacePages(calls []page) []page {
+	var out []page
+	for _, c := range calls {
+		if n := len(out); n > 0 && out[n-1].cluster == c.cluster {
+			last := &out[n-1]
+			switch {
+			case last.err != nil:
+			case c.err != nil:
+				last.err, last.body = c.err, nil
+			default:
+				for _, key := range []string{"items", "rows"} {
+					if v, ok := c.body[key]; ok {
+						last.body[key] = append(asSlice(last.body[key]), asSlice(v)...)
+					}
+				}
+			}
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// listPage serves one page of a paged list, walking the placements in cluster order; it
+// returns the pages and the continue token of the next page.
+func (s *Server) listPage(req *request, placements []Placement, versions map[string]string, limit int64) ([]page, string, int, error) {
+	q := req.r.URL.Query()
+	start, memberContinue := 0, ""
+	if c := q.Get("continue"); c != "" {
+		token, err := decodeContinue(c)
+		if err != nil {
+			return nil, "", http.StatusBadRequest, err
+		}
+		start = slices.IndexFunc(placements, func(p Placement) bool { return p.Cluster == token.Cluster })
+		if start < 0 {
+			return nil, "", http.StatusGone, fmt.Errorf("cluster %s of the continue token no longer serves %s; list again", token.Cluster, req.target.Resource)
+		}
+		memberContinue = token.Continue
+	}
+	var pages []page
+	remaining := limit
+	for i := start; i < len(placements) && remaining > 0; i++ {
+		p := placements[i]
+		namespaces := listNamespaces(req.target, p)
+		if len(namespaces) > 1 {
+			// Several namespaces of one cluster: served whole, not paged.
+			calls := make([]page, 0, len(namespaces))
+			for _, ns := range namespaces {
+				body, err := s.fetch(req.r.Context(), req, p.Cluster, req.target.CollectionPath(ns), memberQuery(q, versions, p.Cluster))
+				calls = append(calls, page{cluster: p.Cluster, body: body, err: err})
+			}
+			pages = append(pages, mergeNamespacePages(calls)...)
+			remaining -= int64(len(asSlice(pages[len(pages)-1].body["items"])) + len(asSlice(pages[len(pages)-1].body["rows"])))
+			memberContinue = ""
+			continue
+		}
+		mq := memberQuery(q, versions, p.Cluster)
+		mq.Set("limit", strconv.FormatInt(remaining, 10))
+		if memberContinue != "" {
+			mq.Set("continue", memberContinue)
+			mq.Del("resourceVersion")
+			mq.Del("resourceVersionMatch")
+		}
+		memberContinue = ""
+		body, err := s.fetch(req.r.Context(), req, p.Cluster, req.target.CollectionPath(namespaces[0]), mq)
+		pages = append(pages, page{cluster: p.Cluster, body: body, err: err})
+		if err != nil {
+			continue
+		}
+		remaining -= int64(len(asSlice(body["items"])) + len(asSlice(body["rows"])))
+		md, _ := body["metadata"].(map[string]any)
+		if c, _ := md["continue"].(string); c != "" {
+			return pages, encodeContinue(continueToken{Cluster: p.Cluster, Continue: c}), 0, nil
+		}
+		if remaining <= 0 && i+1 < len(placements) {
+			return pages, encodeContinue(continueToken{Cluster: placements[i+1].Cluster}), 0, nil
+		}
+	}
+	return pages, "", 0, nil
+}
+
+// find asks every placement for the named object and returns the answers that have it.
+func (s *Server) find(req *request, placements []Placement, query url.Values) (found []page, failed []*memberError) {
+	versions, _ := requestedVersions(req.r.URL.Query().Get("resourceVersion"))
+	path := req.target.CollectionPath(req.target.Namespace) + "/" + req.target.Name
+	answers := make([]page, len(placements))
+	var wg sync.WaitGroup
+	for i, p := range placements {
+		wg.Go(func() {
+			body, err := s.fetch(req.r.Context(), req, p.Cluster, path, memberQuery(query, versions, p.Cluster))
+			answers[i] = page{cluster: p.Cluster, body: body, err: err}
+		})
+	}
+	wg.Wait()
+	for _, a := range answers {
+		switch {
+		case a.err == nil:
+			found = append(found, a)
+		case a.err.code != http.StatusNotFound:
+			failed = append(failed, a.err)
+		}
+	}
+	return found, failed
+}
+
+// one answers for a lookup that found zero or several objects, and reports whether exactly
+// one was found.
+func (s *Server) one(req *request, found []page, failed []*memberError) bool {
+	switch {
+	case len(found) > 1:
+		clusters := make([]string, 0, len(found))
+		for _, f := range found {
+			clusters = append(clusters, f.cluster)
+		}
+		slices.Sort(clusters)
+		writeStatus(req.w, http.StatusConflict, metav1.StatusReasonConflict, fmt.Sprintf(
+			"%s %q exists in more than one cluster: %s", req.target.Resource, req.target.Name, strings.Join(clusters, ", ")))
+		return false
+	case len(found) == 1:
+		for _, f := range failed {
+			warn(req.w.Header(), f.Error())
+		}
+		return true
+	case len(failed) > 0:
+		for _, f := range failed[1:] {
+			warn(req.w.Header(), f.Error())
+		}
+		failed[0].write(req.w)
+	default:
+		writeStatus(req.w, http.StatusNotFound, metav1.StatusReasonNotFound, fmt.Sprintf("%s %q not found", req.target.Resource, req.target.Name))
+	}
+	return false
+}
+
+func (s *Server) get(req *request, placements []Placement) {
+	if _, err := requestedVersions(req.r.URL.Query().Get("resourceVersion")); err != nil {
+		writeStatus(req.w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		return
+	}
+	found, failed := s.find(req, placements, req.r.URL.Query())
+	if !s.one(req, found, failed) {
+		return
+	}
+	stamp(found[0].body, found[0].cluster)
+	writeJSON(req.w, found[0].body)
+}
+
+// toOwner passes a write or a subresource request to the one member holding the object.
+func (s *Server) toOwner(req *request, placements []Placement) {
+	if req.target.Name == "" {
+		writeStatus(req.w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, fmt.Sprintf(
+			"%s %s of a whole collection is not served across clusters", req.r.Method, req.target.Resource))
+		return
+	}
+	lookup := *req
+	lookup.r = req.r.Clone(req.r.Context())
+	lookup.r.Header.Set("Accept", acceptJSON)
+	found, failed := s.find(&lookup, placements, url.Values{})
+	if !s.one(req, found, failed) {
+		return
+	}
+	cluster := found[0].cluster
+	if req.r.Method == http.MethodPut {
+		if err := translateBody(req.r, cluster); err != nil {
+			writeStatus(req.w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+			return
+		}
+	}
+	cfg, err := s.cfg.Member(req.r.Context(), cluster)
+	if err != nil {
+		writeStatus(req.w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, err.Error())
+		return
+	}
+	rt, err := transport(cfg, req.caller)
+	if err != nil {
+		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return
+	}
+	s.pass(req, rt, cfg.Host, "cluster "+cluster)
+}
+
+// translateBody makes an object read through the proxy fit for its cluster again: the
+// multi-cluster resourceVersion becomes the cluster's own and the proxy's annotation goes.
+func translateBody(r *http.Request, cluster string) error {
+	if !strings.Contains(r.Header.Get("Content-Type"), "json") || r.Body == nil {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		return err
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		return fmt.Errorf("the request body is not a JSON object: %w", err)
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		if rv, _ := md["resourceVersion"].(string); rv != "" {
+			if versions, err := DecodeResourceVersion(rv); err == nil && versions[cluster] != "" {
+				md["resourceVersion"] = versions[cluster]
+			}
+		}
+		if annotations, ok := md["annotations"].(map[string]any); ok {
+			delete(annotations, AnnotationCachedFrom)
+		}
+	}
+	if data, err = json.Marshal(obj); err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	r.ContentLength = int64(len(data))
+	r.Header.Set("Content-Length", strconv.Itoa(len(data)))
+	return nil
+}

@@ -1,0 +1,208 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// membershipCheck is how often a watch checks whether its clusters changed.
+const membershipCheck = 2 * time.Second
+
+// event is one watch event of a member.
+type event struct {
+	cluster string
+	Type    string         `json:"type"`
+	Object  map[string]any `json:"object"`
+	end     error          // the member's stream ended (nil: cleanly)
+}
+
+// watch merges the members' watch streams into one. Each event's object carries the
+// multi-cluster resourceVersion of everything delivered so far, so a client resuming from
+// it misses nothing. A cluster joining or leaving, or a member stream ending, ends the
+// stream cleanly: clients watch again.
+func (s *Server) watch(req *request, placements []Placement) {
+	q := req.r.URL.Query()
+	versions, err := requestedVersions(q.Get("resourceVersion"))
+	if err != nil {
+		writeStatus(req.w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		return
+	}
+	ctx := req.r.Context()
+	if req.target.Name != "" {
+		q.Set("fieldSelector", joinSelectors(q.Get("fieldSelector"), "metadata.name="+req.target.Name))
+	}
+	events := make(chan event)
+	type stream struct{ cluster, namespace string }
+	var streams []stream
+	for _, p := range placements {
+		for _, ns := range listNamespaces(req.target, p) {
+			streams = append(streams, stream{p.Cluster, ns})
+		}
+	}
+	current := map[string]string{}
+	for c, rv := range versions {
+		current[c] = rv
+	}
+	// Open every member stream before answering, so that a refusal is the answer.
+	var bodies []*http.Response
+	defer func() {
+		for _, b := range bodies {
+			_ = b.Body.Close()
+		}
+	}()
+	var unreachable []*memberError
+	for _, st := range streams {
+		mq := memberQuery(q, versions, st.cluster)
+		mq.Set("watch", "true")
+		resp, merr := s.openWatch(ctx, req, st.cluster, req.target.CollectionPath(st.namespace), mq)
+		if merr != nil && merr.code == 0 {
+			// Unreachable: watch the others, and say which cluster is missing.
+			unreachable = append(unreachable, merr)
+			continue
+		}
+		if merr != nil {
+			merr.write(req.w)
+			return
+		}
+		bodies = append(bodies, resp)
+		go func(cluster string, resp *http.Response) {
+			dec := json.NewDecoder(resp.Body)
+			dec.UseNumber()
+			for {
+				var e event
+				err := dec.Decode(&e)
+				if err != nil {
+					select {
+					case events <- event{cluster: cluster, end: err}:
+					case <-ctx.Done():
+					}
+					return
+				}
+				e.cluster = cluster
+				select {
+				case events <- e:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}(st.cluster, resp)
+	}
+
+	if len(bodies) == 0 && len(unreachable) > 0 {
+		unreachable[0].write(req.w)
+		return
+	}
+	for _, u := range unreachable {
+		warn(req.w.Header(), u.Error())
+	}
+	req.w.Header().Set("Content-Type", "application/json")
+	req.w.Header().Set("Transfer-Encoding", "chunked")
+	req.w.WriteHeader(http.StatusOK)
+	flusher, _ := req.w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	enc := json.NewEncoder(req.w)
+	clusters := clusterNames(placements)
+	check := time.NewTicker(membershipCheck)
+	defer check.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-check.C:
+			if !slices.Equal(clusterNames(s.placements(req.target)), clusters) {
+				return // clusters joined or left: the client watches again
+			}
+		case e := <-events:
+			if e.end != nil {
+				return
+			}
+			if e.Type != "ERROR" {
+				s.stampEvent(e, current)
+			}
+			if err := enc.Encode(map[string]any{"type": e.Type, "object": e.Object}); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+			if e.Type == "ERROR" {
+				return
+			}
+		}
+	}
+}
+
+// stampEvent records the event's version of its cluster in current and gives the object
+// the cluster annotation and the multi-cluster version.
+func (s *Server) stampEvent(e event, current map[string]string) {
+	obj := e.Object
+	if obj == nil {
+		return
+	}
+	if obj["kind"] == "Table" {
+		for _, row := range asSlice(obj["rows"]) {
+			r, _ := row.(map[string]any)
+			if o, ok := r["object"].(map[string]any); ok {
+				if rv := resourceVersionOf(o); rv != "" {
+					current[e.cluster] = rv
+				}
+			}
+		}
+		stamp(obj, e.cluster)
+		encoded := EncodeResourceVersion(current)
+		for _, row := range asSlice(obj["rows"]) {
+			r, _ := row.(map[string]any)
+			if o, ok := r["object"].(map[string]any); ok {
+				setResourceVersion(o, encoded)
+			}
+		}
+		return
+	}
+	if rv := resourceVersionOf(obj); rv != "" {
+		current[e.cluster] = rv
+	}
+	if e.Type != "BOOKMARK" {
+		stampObject(obj, e.cluster)
+	}
+	setResourceVersion(obj, EncodeResourceVersion(current))
+}
+
+func clusterNames(placements []Placement) []string {
+	out := make([]string, 0, len(placements))
+	for _, p := range placements {
+		out = append(out, p.Cluster)
+	}
+	return out
+}
+
+func joinSelectors(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "," + b
+}
+
+// openWatch opens a member's watch stream, giving up when the member has not answered within
+// the request timeout; the stream itself then runs as long as the caller's request.
+func (s *Server) openWatch(ctx context.Context, req *request, cluster, path string, query url.Values) (*http.Response, *memberError) {
+	ctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(s.cfg.Timeout, cancel)
+	resp, merr := s.open(ctx, req, cluster, http.MethodGet, path, query)
+	if !timer.Stop() || merr != nil {
+		cancel()
+		if merr == nil {
+			_ = resp.Body.Close()
+			merr = &memberError{cluster: cluster, err: context.DeadlineExceeded}
+		}
+		return nil, merr
+	}
+	return resp, nil // ctx ends with the caller's request
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/restmapper"
+
+	searchv1alpha1 "github.com/karmadaflow/karmadaflow/api/search/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/proxy"
+)
+
+// serveProxy serves the global resource proxy until ctx is done.
+func serveProxy(ctx context.Context, deps dependencies) error {
+	opts, logger := deps.Options, deps.Logger.Named("proxy")
+	tlsConfig, err := proxyTLS(opts.ProxyTLSCertFile, opts.ProxyTLSKeyFile, opts.ProxyClientCAFile)
+	if err != nil {
+		return err
+	}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(deps.ControlPlane.Dynamic, 10*time.Minute)
+	registries := factory.ForResource(kube.ResourceRegistries).Lister()
+	clusters := factory.ForResource(kube.Clusters).Lister()
+	factory.Start(ctx.Done())
+	for gvr, synced := range factory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			return fmt.Errorf("proxy: the cache of %s did not sync", gvr.Resource)
+		}
+	}
+	state := func() ([]searchv1alpha1.ResourceRegistry, []proxy.Cluster) {
+		var rs []searchv1alpha1.ResourceRegistry
+		if objs, err := registries.List(labels.Everything()); err == nil {
+			for _, o := range objs {
+				if r, err := proxy.RegistryFromObject(o.(*unstructured.Unstructured)); err == nil {
+					rs = append(rs, r)
+				}
+			}
+		}
+		var cs []proxy.Cluster
+		if objs, err := clusters.List(labels.Everything()); err == nil {
+			for _, o := range objs {
+				cs = append(cs, proxy.ClusterFromObject(o.(*unstructured.Unstructured)))
+			}
+		}
+		return rs, cs
+	}
+	handler := proxy.NewServer(proxy.Config{
+		ControlPlane: deps.ControlPlane.Config,
+		Auth:         deps.ControlPlane.Kube,
+		Member:       deps.Members.Impersonator,
+		State:        state,
+		Kind:         kindMapper(deps.ControlPlane.Kube.Discovery()),
+		Timeout:      opts.ProxyRequestTimeout,
+		Logger:       logger,
+	})
+
+	listener, err := net.Listen("tcp", opts.ProxyBindAddress)
+	if err != nil {
+		return fmt.Errorf("proxy: listening on %s: %w", opts.ProxyBindAddress, err)
+	}
+	server := &http.Server{Handler: handler, TLSConfig: tlsConfig, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: zap.NewStdLog(logger)}
+	logger.Info("serving the global resource proxy", zap.String("url", "https://"+listener.Addr().String()+proxy.BasePath))
+	served := make(chan error, 1)
+	go func() { served <- server.ServeTLS(listener, "", "") }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("proxy: %w", err)
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = server.Shutdown(shutdown)
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("proxy: %w", err)
+		}
+		return nil
+	}
+}
+
+// kindMapper maps resources to kinds with the control plane's discovery, reading discovery
+// again (at most every 10 s) when a resource is unknown.
+func kindMapper(client discovery.DiscoveryInterface) func(schema.GroupVersionResource) (string, error) {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client))
+	var mu sync.Mutex
+	var lastReset time.Time
+	return func(gvr schema.GroupVersionResource) (string, error) {
+		gvk, err := mapper.KindFor(gvr)
+		if meta.IsNoMatchError(err) {
+			mu.Lock()
+			if time.Since(lastReset) > 10*time.Second {
+				lastReset = time.Now()
+				mapper.Reset()
+			}
+			mu.Unlock()
+			gvk, err = mapper.KindFor(gvr)
+		}
+		return gvk.Kind, err
+	}
+}
+
+// proxyTLS is the proxy's TLS configuration: the given certificate or a self-signed one, and
+// client certificates of caFile as identities when it is set.
+func proxyTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
+	var cert tls.Certificate
+	var err error
+	if certFile != "" {
+		cert, err = tls.LoadX509KeyPair(certFile, keyFile)
+	} else {
+		cert, err = selfSigned()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proxy serving certificate: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("proxy client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("proxy client CA %s holds no PEM certificate", caFile)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	}
+	return cfg, nil
+}
+
+// selfSigned makes a certificate for localhost and 127.0.0.1, kept in memory only.
+func selfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	template := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: "karmadaflow-proxy"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().AddDate(1, 0, 0),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
