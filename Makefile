@@ -47,7 +47,7 @@ e2e: tools ## End-to-end tests against the real local environment.
 
 .PHONY: fuzz
 fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded time each.
-	for target in FuzzParsePath FuzzDecodeResourceVersion FuzzContinueToken; do \
+	for target in FuzzParsePath FuzzDecodeResourceVersion FuzzContinueToken FuzzWithAnnotation; do \
 	  go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZ_TIME) ./proxy || exit 1; \
 	done
 
@@ -55,8 +55,9 @@ fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded time ea
 test: lint unit fuzz e2e ## Every test: lint, unit, replay, fuzz, end-to-end.
 
 .PHONY: bench
-bench: tools ## Benchmark MultiClusterService latency, cold-start convergence and footprint; report in .bench/report.md.
+bench: tools ## Benchmarks: MultiClusterService (.bench/report.md) and the proxy (.bench/proxy-report.md).
 	go run ./test/bench/cmd/mcsbench
+	go run ./test/bench/cmd/proxybench
 
 .PHONY: replay-record
 replay-record: tools ## Re-record the replay histories from the real end-to-end flow.

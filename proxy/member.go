@@ -1,10 +1,7 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -62,8 +59,8 @@ func (s *Server) open(ctx context.Context, req *request, cluster, method, path s
 	return resp, nil
 }
 
-// fetch is open for a whole JSON answer, decoded.
-func (s *Server) fetch(ctx context.Context, req *request, cluster, path string, query url.Values) (map[string]any, *memberError) {
+// fetch is open for a whole answer, as the member sent it.
+func (s *Server) fetch(ctx context.Context, req *request, cluster, path string, query url.Values) ([]byte, *memberError) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	resp, merr := s.open(ctx, req, cluster, http.MethodGet, path, query)
@@ -75,74 +72,16 @@ func (s *Server) fetch(ctx context.Context, req *request, cluster, path string, 
 	if err != nil {
 		return nil, &memberError{cluster: cluster, err: err}
 	}
-	var body map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // keep integers exact
-	if err := dec.Decode(&body); err != nil {
-		return nil, &memberError{cluster: cluster, err: fmt.Errorf("decoding its answer: %w", err)}
-	}
-	return body, nil
+	return data, nil
 }
 
-// stamp marks an object, a list's items or a Table's rows with the cluster they came from.
-func stamp(body map[string]any, cluster string) {
-	switch {
-	case body["kind"] == "Table":
-		for _, row := range asSlice(body["rows"]) {
-			if r, ok := row.(map[string]any); ok {
-				if obj, ok := r["object"].(map[string]any); ok {
-					stampObject(obj, cluster)
-				}
-			}
-		}
-	case body["items"] != nil:
-		for _, item := range asSlice(body["items"]) {
-			if obj, ok := item.(map[string]any); ok {
-				stampObject(obj, cluster)
-			}
-		}
-	default:
-		stampObject(body, cluster)
-	}
+// continueIn reads metadata.continue of a list.
+func continueIn(list []byte) string {
+	return stringField(fieldValue(list, "metadata"), "continue")
 }
 
-func stampObject(obj map[string]any, cluster string) {
-	md, _ := obj["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		obj["metadata"] = md
-	}
-	annotations, _ := md["annotations"].(map[string]any)
-	if annotations == nil {
-		annotations = map[string]any{}
-		md["annotations"] = annotations
-	}
-	annotations[AnnotationCachedFrom] = cluster
-}
-
-func asSlice(v any) []any {
-	s, _ := v.([]any)
-	return s
-}
-
-// resourceVersionOf reads metadata.resourceVersion of an object, list or Table.
-func resourceVersionOf(body map[string]any) string {
-	md, _ := body["metadata"].(map[string]any)
-	rv, _ := md["resourceVersion"].(string)
-	return rv
-}
-
-func setResourceVersion(body map[string]any, rv string) {
-	md, _ := body["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		body["metadata"] = md
-	}
-	md["resourceVersion"] = rv
-}
-
-func writeJSON(w http.ResponseWriter, body any) {
+func writeRaw(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_ = json.NewEncoder(w).Encode(body)
+	_, _ = w.Write(body)
 }

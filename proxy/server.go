@@ -51,6 +51,9 @@ func NewServer(cfg Config) *Server {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
 	return &Server{cfg: cfg, identities: newIdentities(cfg.Auth, 10*time.Second)}
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -46,11 +47,33 @@ func memberQuery(q url.Values, versions map[string]string, cluster string) url.V
 	return out
 }
 
-// page is one member's part of a list.
+// page is one member's part of a list: its answer, and the items (or a Table's rows) of it.
 type page struct {
 	cluster string
-	body    map[string]any
+	body    []byte
+	items   [][]byte
 	err     *memberError
+}
+
+// split reads the items (or rows) of the page's answer.
+func (p *page) split(key string) {
+	if p.err != nil {
+		return
+	}
+	f, _, err := fieldOf(p.body, key)
+	if err == nil {
+		p.items, err = arrayElements(orNull(f.value))
+	}
+	if err != nil {
+		p.err, p.body = &memberError{cluster: p.cluster, err: fmt.Errorf("decoding its answer: %w", err)}, nil
+	}
+}
+
+func orNull(value []byte) []byte {
+	if value == nil {
+		return []byte("null")
+	}
+	return value
 }
 
 // listNamespaces are the namespaces to list in for p: the request's, or the placement's.
@@ -59,6 +82,14 @@ func listNamespaces(t Target, p Placement) []string {
 		return []string{t.Namespace}
 	}
 	return p.Namespaces
+}
+
+// itemsKey is where a list keeps its objects: "rows" in a Table, else "items".
+func itemsKey(r *http.Request) string {
+	if wantsTable(r) {
+		return "rows"
+	}
+	return "items"
 }
 
 func (s *Server) list(req *request, placements []Placement) {
@@ -88,68 +119,118 @@ func (s *Server) list(req *request, placements []Placement) {
 		}
 	}
 
-	var merged map[string]any
-	var items []any
+	key := itemsKey(req.r)
+	var envelope []byte // the first answer's, for kind, apiVersion and a Table's columns
+	var items [][]byte
 	listVersions := map[string]string{}
 	var failed []*memberError
-	key := "items"
-	if wantsTable(req.r) {
-		key = "rows"
-	}
 	for _, p := range pages {
 		if p.err != nil {
 			failed = append(failed, p.err)
 			continue
 		}
-		stamp(p.body, p.cluster)
-		if rv := resourceVersionOf(p.body); rv != "" {
+		for _, item := range p.items {
+			stamped, err := stampItem(item, key, p.cluster)
+			if err != nil {
+				writeStatus(req.w, http.StatusBadGateway, metav1.StatusReasonInternalError, fmt.Sprintf("cluster %s: an item of its answer: %v", p.cluster, err))
+				return
+			}
+			items = append(items, stamped)
+		}
+		if rv := resourceVersionIn(p.body); rv != "" {
 			listVersions[p.cluster] = rv
 		}
-		items = append(items, asSlice(p.body[key])...)
-		if merged == nil {
-			merged = p.body
+		if envelope == nil {
+			envelope = p.body
 		}
 	}
-	if merged == nil {
+	if envelope == nil {
 		if len(failed) > 0 {
 			failed[0].write(req.w)
 			return
 		}
-		merged = map[string]any{"kind": "List", "apiVersion": "v1"}
+		envelope = []byte(`{"kind":"List","apiVersion":"v1"}`)
 	}
 	for _, f := range failed {
 		warn(req.w.Header(), f.Error())
 	}
-	if items == nil {
-		items = []any{}
-	}
-	merged[key] = items
-	md := map[string]any{"resourceVersion": EncodeResourceVersion(listVersions)}
+	md := map[string]string{"resourceVersion": EncodeResourceVersion(listVersions)}
 	if next != "" {
 		md["continue"] = next
 	}
-	merged["metadata"] = md
-	writeJSON(req.w, merged)
+	writeList(req.w, envelope, md, key, items)
+}
+
+// writeList answers with a list: the envelope's fields other than metadata and key, then
+// metadata, then the items under key.
+func writeList(w http.ResponseWriter, envelope []byte, metadata map[string]string, key string, items [][]byte) {
+	fields, _ := objectFields(envelope)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	out := bufio.NewWriterSize(w, 64<<10)
+	out.WriteByte('{')
+	for _, f := range fields {
+		if keyIs(f.key, "metadata") || keyIs(f.key, key) {
+			continue
+		}
+		out.WriteByte('"')
+		out.Write(f.key)
+		out.WriteString(`":`)
+		out.Write(f.value)
+		out.WriteByte(',')
+	}
+	md, _ := json.Marshal(metadata)
+	out.WriteString(`"metadata":`)
+	out.Write(md)
+	out.WriteString(`,` + string(quote(key)) + `:[`)
+	for i, item := range items {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(item)
+	}
+	out.WriteString("]}\n")
+	_ = out.Flush()
+}
+
+// hasObject tells whether a Table's row carries its object.
+func hasObject(row []byte) bool {
+	obj := fieldValue(row, "object")
+	return obj != nil && string(obj) != "null"
+}
+
+// stampItem gives an item of a list, or the object of a Table's row, the cluster annotation.
+func stampItem(item []byte, key, cluster string) ([]byte, error) {
+	if key != "rows" {
+		return withAnnotation(item, AnnotationCachedFrom, cluster)
+	}
+	if !hasObject(item) {
+		return item, nil
+	}
+	return setPath(item, []string{"object", "metadata", "annotations", AnnotationCachedFrom}, quote(cluster))
 }
 
 // listAll asks every placement at once.
 func (s *Server) listAll(req *request, placements []Placement, versions map[string]string) []page {
-	var calls []page
+	type call struct{ cluster, namespace string }
+	var calls []call
 	for _, p := range placements {
 		for _, ns := range listNamespaces(req.target, p) {
-			calls = append(calls, page{cluster: p.Cluster, body: map[string]any{"namespace": ns}})
+			calls = append(calls, call{p.Cluster, ns})
 		}
 	}
+	key := itemsKey(req.r)
+	pages := make([]page, len(calls))
 	var wg sync.WaitGroup
-	for i := range calls {
+	for i, c := range calls {
 		wg.Go(func() {
-			c := &calls[i]
-			ns, _ := c.body["namespace"].(string)
-			c.body, c.err = s.fetch(req.r.Context(), req, c.cluster, req.target.CollectionPath(ns), memberQuery(req.r.URL.Query(), versions, c.cluster))
+			body, err := s.fetch(req.r.Context(), req, c.cluster, req.target.CollectionPath(c.namespace), memberQuery(req.r.URL.Query(), versions, c.cluster))
+			pages[i] = page{cluster: c.cluster, body: body, err: err}
+			pages[i].split(key)
 		})
 	}
 	wg.Wait()
-	return mergeNamespacePages(calls)
+	return mergeNamespacePages(pages)
 }
 
 // mergeNamespacePages folds the pages of one cluster's namespaces into one page.
@@ -163,11 +244,7 @@ func mergeNamespacePages(calls []page) []page {
 			case c.err != nil:
 				last.err, last.body = c.err, nil
 			default:
-				for _, key := range []string{"items", "rows"} {
-					if v, ok := c.body[key]; ok {
-						last.body[key] = append(asSlice(last.body[key]), asSlice(v)...)
-					}
-				}
+				last.items = append(last.items, c.items...)
 			}
 			continue
 		}
@@ -192,6 +269,7 @@ func (s *Server) listPage(req *request, placements []Placement, versions map[str
 		}
 		memberContinue = token.Continue
 	}
+	key := itemsKey(req.r)
 	var pages []page
 	remaining := limit
 	for i := start; i < len(placements) && remaining > 0; i++ {
@@ -203,9 +281,10 @@ func (s *Server) listPage(req *request, placements []Placement, versions map[str
 			for _, ns := range namespaces {
 				body, err := s.fetch(req.r.Context(), req, p.Cluster, req.target.CollectionPath(ns), memberQuery(q, versions, p.Cluster))
 				calls = append(calls, page{cluster: p.Cluster, body: body, err: err})
+				calls[len(calls)-1].split(key)
 			}
 			pages = append(pages, mergeNamespacePages(calls)...)
-			remaining -= int64(len(asSlice(pages[len(pages)-1].body["items"])) + len(asSlice(pages[len(pages)-1].body["rows"])))
+			remaining -= int64(len(pages[len(pages)-1].items))
 			memberContinue = ""
 			continue
 		}
@@ -218,13 +297,14 @@ func (s *Server) listPage(req *request, placements []Placement, versions map[str
 		}
 		memberContinue = ""
 		body, err := s.fetch(req.r.Context(), req, p.Cluster, req.target.CollectionPath(namespaces[0]), mq)
-		pages = append(pages, page{cluster: p.Cluster, body: body, err: err})
-		if err != nil {
+		pg := page{cluster: p.Cluster, body: body, err: err}
+		pg.split(key)
+		pages = append(pages, pg)
+		if pg.err != nil {
 			continue
 		}
-		remaining -= int64(len(asSlice(body["items"])) + len(asSlice(body["rows"])))
-		md, _ := body["metadata"].(map[string]any)
-		if c, _ := md["continue"].(string); c != "" {
+		remaining -= int64(len(pg.items))
+		if c := continueIn(body); c != "" {
 			return pages, encodeContinue(continueToken{Cluster: p.Cluster, Continue: c}), 0, nil
 		}
 		if remaining <= 0 && i+1 < len(placements) {
@@ -296,8 +376,12 @@ func (s *Server) get(req *request, placements []Placement) {
 	if !s.one(req, found, failed) {
 		return
 	}
-	stamp(found[0].body, found[0].cluster)
-	writeJSON(req.w, found[0].body)
+	stamped, err := withAnnotation(found[0].body, AnnotationCachedFrom, found[0].cluster)
+	if err != nil {
+		writeStatus(req.w, http.StatusBadGateway, metav1.StatusReasonInternalError, fmt.Sprintf("cluster %s: its answer: %v", found[0].cluster, err))
+		return
+	}
+	writeRaw(req.w, stamped)
 }
 
 // toOwner passes a write or a subresource request to the one member holding the object.

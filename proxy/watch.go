@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -17,9 +19,9 @@ const membershipCheck = 2 * time.Second
 // event is one watch event of a member.
 type event struct {
 	cluster string
-	Type    string         `json:"type"`
-	Object  map[string]any `json:"object"`
-	end     error          // the member's stream ended (nil: cleanly)
+	Type    string          `json:"type"`
+	Object  json.RawMessage `json:"object"`
+	end     error           // the member's stream ended (nil: cleanly)
 }
 
 // watch merges the members' watch streams into one. Each event's object carries the
@@ -73,7 +75,6 @@ func (s *Server) watch(req *request, placements []Placement) {
 		bodies = append(bodies, resp)
 		go func(cluster string, resp *http.Response) {
 			dec := json.NewDecoder(resp.Body)
-			dec.UseNumber()
 			for {
 				var e event
 				err := dec.Decode(&e)
@@ -108,7 +109,6 @@ func (s *Server) watch(req *request, placements []Placement) {
 	if flusher != nil {
 		flusher.Flush()
 	}
-	enc := json.NewEncoder(req.w)
 	clusters := clusterNames(placements)
 	check := time.NewTicker(membershipCheck)
 	defer check.Stop()
@@ -125,9 +125,12 @@ func (s *Server) watch(req *request, placements []Placement) {
 				return
 			}
 			if e.Type != "ERROR" {
-				s.stampEvent(e, current)
+				if err := stampEvent(&e, current); err != nil {
+					s.cfg.Logger.Warn("an event of a member's watch could not be read", zap.String("cluster", e.cluster), zap.Error(err))
+					return // the client watches again
+				}
 			}
-			if err := enc.Encode(map[string]any{"type": e.Type, "object": e.Object}); err != nil {
+			if _, err := req.w.Write(eventJSON(e)); err != nil {
 				return
 			}
 			if flusher != nil {
@@ -142,37 +145,59 @@ func (s *Server) watch(req *request, placements []Placement) {
 
 // stampEvent records the event's version of its cluster in current and gives the object
 // the cluster annotation and the multi-cluster version.
-func (s *Server) stampEvent(e event, current map[string]string) {
-	obj := e.Object
-	if obj == nil {
-		return
+func stampEvent(e *event, current map[string]string) error {
+	if len(e.Object) == 0 {
+		return nil
 	}
-	if obj["kind"] == "Table" {
-		for _, row := range asSlice(obj["rows"]) {
-			r, _ := row.(map[string]any)
-			if o, ok := r["object"].(map[string]any); ok {
-				if rv := resourceVersionOf(o); rv != "" {
-					current[e.cluster] = rv
-				}
+	if stringField(e.Object, "kind") == "Table" {
+		rows, err := arrayElements(orNull(fieldValue(e.Object, "rows")))
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			if rv := resourceVersionIn(rowObject(row)); rv != "" {
+				current[e.cluster] = rv
 			}
 		}
-		stamp(obj, e.cluster)
 		encoded := EncodeResourceVersion(current)
-		for _, row := range asSlice(obj["rows"]) {
-			r, _ := row.(map[string]any)
-			if o, ok := r["object"].(map[string]any); ok {
-				setResourceVersion(o, encoded)
+		for i, row := range rows {
+			if !hasObject(row) {
+				continue
+			}
+			if rows[i], err = stampItem(row, "rows", e.cluster); err != nil {
+				return err
+			}
+			if rows[i], err = setPath(rows[i], []string{"object", "metadata", "resourceVersion"}, quote(encoded)); err != nil {
+				return err
 			}
 		}
-		return
+		e.Object, err = setPath(e.Object, []string{"rows"}, append(append([]byte{'['}, bytes.Join(rows, []byte{','})...), ']'))
+		return err
 	}
-	if rv := resourceVersionOf(obj); rv != "" {
+	if rv := resourceVersionIn(e.Object); rv != "" {
 		current[e.cluster] = rv
 	}
+	var err error
 	if e.Type != "BOOKMARK" {
-		stampObject(obj, e.cluster)
+		if e.Object, err = withAnnotation(e.Object, AnnotationCachedFrom, e.cluster); err != nil {
+			return err
+		}
 	}
-	setResourceVersion(obj, EncodeResourceVersion(current))
+	e.Object, err = withResourceVersion(e.Object, EncodeResourceVersion(current))
+	return err
+}
+
+// rowObject is the object of a Table's row, nil if it has none.
+func rowObject(row []byte) []byte {
+	return fieldValue(row, "object")
+}
+
+// eventJSON is a watch event as API servers stream it: one JSON object a line.
+func eventJSON(e event) []byte {
+	out := append([]byte(`{"type":`), quote(e.Type)...)
+	out = append(out, `,"object":`...)
+	out = append(out, orNull(e.Object)...)
+	return append(out, "}\n"...)
 }
 
 func clusterNames(placements []Placement) []string {
