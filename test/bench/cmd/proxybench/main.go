@@ -1,0 +1,413 @@
+// Command proxybench measures the global resource proxy against the local environment with
+// the real worker: listing 3 members x N pods through the proxy against listing 3N pods
+// directly on one API server (JSON, Table and pages of 500), and the delivery latency of
+// watch events through the proxy against a direct watch. It prints a Markdown report and
+// writes it to .bench/proxy-report.md; it asserts nothing.
+//
+//	go run ./test/bench/cmd/proxybench
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/test/bench"
+	"github.com/karmadaflow/karmadaflow/test/env"
+	"github.com/karmadaflow/karmadaflow/test/service"
+)
+
+const (
+	namespace  = "bench"
+	tableAccpt = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+)
+
+func main() {
+	pods := flag.Int("pods", 1000, "pods in each of the 3 proxied members (the direct cluster holds 3x)")
+	rounds := flag.Int("rounds", 40, "lists measured per kind")
+	events := flag.Int("events", 100, "watch events measured")
+	flag.Parse()
+	log.SetFlags(log.Ltime | log.Lmicroseconds)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	if err := run(ctx, *pods, *rounds, *events); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, pods, rounds, events int) error {
+	e, err := env.Start(ctx, env.Options{Members: 4, Logf: log.Printf})
+	if err != nil {
+		return err
+	}
+	defer e.Stop()
+	address, err := service.FreeAddress()
+	if err != nil {
+		return err
+	}
+	svc, err := service.Start(ctx, e, service.Options{
+		WorkerArgs:  []string{"--enable-proxy", "--proxy-bind-address", address, "--enable-cluster-health=false", "--kube-api-qps", "500", "--kube-api-burst", "1000"},
+		StarterArgs: []string{"--enable-cluster-health=false"},
+	})
+	if err != nil {
+		return err
+	}
+	defer svc.Stop()
+
+	proxied := []*env.Cluster{e.Member("member1"), e.Member("member2"), e.Member("member3")}
+	single := e.Member("member4")
+	log.Printf("creating %d pods in each of member1..3 and %d in member4", pods, 3*pods)
+	for _, c := range proxied {
+		if err := createPods(ctx, c.Client(), pods, c.Name); err != nil {
+			return err
+		}
+	}
+	if err := createPods(ctx, single.Client(), 3*pods, "single"); err != nil {
+		return err
+	}
+	if err := register(ctx, e); err != nil {
+		return err
+	}
+
+	proxyBase := "https://" + address + "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"
+	// The proxy's certificate is self-signed here; the bench reaches it on loopback only.
+	proxyClient := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback bench
+		MaxIdleConnsPerHost: 4,
+	}}
+	through := func(path, accept string) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, proxyBase+path, nil)
+		if err == nil {
+			req.Header.Set("Authorization", "Bearer "+e.ControlPlane.RESTConfig.BearerToken)
+			req.Header.Set("Accept", accept)
+		}
+		return req, err
+	}
+	directTransport, err := rest.TransportFor(single.RESTConfig)
+	if err != nil {
+		return err
+	}
+	directClient := &http.Client{Transport: directTransport}
+	directly := func(path, accept string) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, single.Server+path, nil)
+		if err == nil {
+			req.Header.Set("Accept", accept)
+		}
+		return req, err
+	}
+	// The proxy has the registry once it lists every pod.
+	if err := waitForCount(ctx, proxyClient, through, 3*pods); err != nil {
+		return err
+	}
+
+	var report strings.Builder
+	fmt.Fprintf(&report, "# karmadaflow proxy benchmark\n\n%d pods in each of 3 members through the proxy, against %d pods on one API server directly; %d lists of each kind, after 3 warm-up lists. Latency is the whole request: sent until the body is read.\n\n", pods, 3*pods, rounds)
+	fmt.Fprintf(&report, "| list | direct p50 | direct p99 | proxy p50 | proxy p99 | ratio p50 | ratio p99 |\n|---|---|---|---|---|---|---|\n")
+	for _, kind := range []struct {
+		name, path, accept string
+		paged              bool
+	}{
+		{"JSON", "/api/v1/pods", "application/json", false},
+		{"Table (kubectl get)", "/api/v1/pods", tableAccpt, false},
+		{"JSON, pages of 500", "/api/v1/pods?limit=500", "application/json", true},
+	} {
+		d, err := measureList(proxyClient, directClient, directly, kind.path, kind.accept, kind.paged, rounds, false)
+		if err != nil {
+			return fmt.Errorf("direct %s: %w", kind.name, err)
+		}
+		p, err := measureList(proxyClient, directClient, through, kind.path, kind.accept, kind.paged, rounds, true)
+		if err != nil {
+			return fmt.Errorf("proxy %s: %w", kind.name, err)
+		}
+		ds, ps := bench.Summarize(d), bench.Summarize(p)
+		fmt.Fprintf(&report, "| %s | %s | %s | %s | %s | %.2fx | %.2fx |\n", kind.name, ms(ds.P50), ms(ds.P99), ms(ps.P50), ms(ps.P99),
+			float64(ps.P50)/float64(ds.P50), float64(ps.P99)/float64(ds.P99))
+	}
+
+	d, p, err := measureWatch(ctx, proxied[0], proxyClient, through, events)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&report, "\nWatch: %d pod label changes in member1, 50 ms apart; latency from just before the write to the event read by a watch on member1 directly and by a watch through the proxy.\n\n", events)
+	fmt.Fprintf(&report, "| watch | p50 | p90 | p99 | max |\n|---|---|---|---|---|\n")
+	for _, row := range []struct {
+		name string
+		s    bench.Summary
+	}{{"direct (member1)", bench.Summarize(d)}, {"through the proxy", bench.Summarize(p)}} {
+		fmt.Fprintf(&report, "| %s | %s | %s | %s | %s |\n", row.name, ms(row.s.P50), ms(row.s.P90), ms(row.s.P99), ms(row.s.Max))
+	}
+
+	fmt.Print(report.String())
+	root, err := env.RepoRoot()
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(root, ".bench", "proxy-report.md")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	log.Printf("report written to %s", out)
+	return os.WriteFile(out, []byte(report.String()), 0o644)
+}
+
+func createPods(ctx context.Context, c kubernetes.Interface, n int, prefix string) error {
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	work := make(chan int)
+	errs := make(chan error, 16)
+	for w := 0; w < 16; w++ {
+		go func() {
+			var first error
+			for i := range work {
+				// Pending for want of a node with the bench's label: no kubelet or KWOK churns them,
+				// and unlike pods bound to a missing node the pod garbage collector leaves them.
+				_, err := c.CoreV1().Pods(namespace).Create(ctx, &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", prefix, i), Labels: map[string]string{"app": "bench", "index": fmt.Sprint(i)}},
+					Spec: corev1.PodSpec{NodeSelector: map[string]string{"karmadaflow.io/bench": "nowhere"}, Containers: []corev1.Container{{
+						Name: "app", Image: "registry.example/app:1.0", Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+						Env: []corev1.EnvVar{{Name: "MODE", Value: "bench"}},
+					}}},
+				}, metav1.CreateOptions{})
+				if err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
+	for i := 0; i < n; i++ {
+		work <- i
+	}
+	close(work)
+	for w := 0; w < 16; w++ {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func register(ctx context.Context, e *env.Env) error {
+	registry := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "search.karmada.io/v1alpha1", "kind": "ResourceRegistry",
+		"metadata": map[string]any{"name": "bench-pods"},
+		"spec": map[string]any{
+			"targetCluster":     map[string]any{"clusterNames": []any{"member1", "member2", "member3"}},
+			"resourceSelectors": []any{map[string]any{"apiVersion": "v1", "kind": "Pod"}},
+		},
+	}}
+	_, err := e.ControlPlane.Dynamic().Resource(kube.ResourceRegistries).Create(ctx, registry, metav1.CreateOptions{})
+	return err
+}
+
+type newRequest func(path, accept string) (*http.Request, error)
+
+func waitForCount(ctx context.Context, c *http.Client, through newRequest, want int) error {
+	for {
+		n, _, err := list(c, through, "/api/v1/pods", "application/json")
+		if err == nil && n >= want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the proxy never listed %d pods (last %d, %v)", want, n, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// list does one request and returns the number of items (or rows) and the continue token.
+func list(c *http.Client, newReq newRequest, path, accept string) (int, string, error) {
+	req, err := newReq(path, accept)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, "", fmt.Errorf("%s: %d %s", path, resp.StatusCode, data)
+	}
+	var body struct {
+		Metadata struct {
+			Continue string `json:"continue"`
+		} `json:"metadata"`
+		Items []json.RawMessage `json:"items"`
+		Rows  []json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil {
+		return 0, "", err
+	}
+	return len(body.Items) + len(body.Rows), body.Metadata.Continue, nil
+}
+
+func measureList(proxyClient, directClient *http.Client, newReq newRequest, path, accept string, paged bool, rounds int, viaProxy bool) ([]time.Duration, error) {
+	c := directClient
+	if viaProxy {
+		c = proxyClient
+	}
+	var out []time.Duration
+	for i := 0; i < rounds+3; i++ {
+		begin := time.Now()
+		p := path
+		for {
+			_, next, err := list(c, newReq, p, accept)
+			if err != nil {
+				return nil, err
+			}
+			if !paged || next == "" {
+				break
+			}
+			p = path + "&continue=" + next
+		}
+		if i >= 3 {
+			out = append(out, time.Since(begin))
+		}
+	}
+	return out, nil
+}
+
+// measureWatch changes a pod's label in member1 events times and measures when a direct
+// watch and a watch through the proxy see each change.
+func measureWatch(ctx context.Context, member *env.Cluster, proxyClient *http.Client, through newRequest, events int) ([]time.Duration, []time.Duration, error) {
+	memberTransport, err := rest.TransportFor(member.RESTConfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	directClient := &http.Client{Transport: memberTransport}
+	name := "member1-00000"
+	path := "/api/v1/namespaces/" + namespace + "/pods?watch=true&fieldSelector=metadata.name%3D" + name
+	direct := func(path, accept string) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, member.Server+path, nil)
+		if err == nil {
+			req.Header.Set("Accept", accept)
+		}
+		return req, err
+	}
+	directSeen, err := watchLabels(directClient, direct, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	proxySeen, err := watchLabels(proxyClient, through, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	time.Sleep(time.Second) // both watches have delivered the pod's current state
+	written := map[string]time.Time{}
+	pods := member.Client().CoreV1().Pods(namespace)
+	for i := 0; i < events; i++ {
+		value := fmt.Sprintf("v%d", i)
+		patch := []byte(`{"metadata":{"labels":{"step":"` + value + `"}}}`)
+		written[value] = time.Now()
+		if _, err := pods.Patch(ctx, name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+			return nil, nil, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	return latencies(written, directSeen.snapshot()), latencies(written, proxySeen.snapshot()), nil
+}
+
+type seenLabels struct {
+	ch chan map[string]time.Time
+}
+
+func (s seenLabels) snapshot() map[string]time.Time { return <-s.ch }
+
+// watchLabels reads a watch stream and records when each value of the "step" label was seen;
+// snapshot returns what was seen so far.
+func watchLabels(c *http.Client, newReq newRequest, path string) (seenLabels, error) {
+	req, err := newReq(path, "application/json")
+	if err != nil {
+		return seenLabels{}, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return seenLabels{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return seenLabels{}, fmt.Errorf("watch %s: %d %s", path, resp.StatusCode, data)
+	}
+	s := seenLabels{ch: make(chan map[string]time.Time)}
+	events := make(chan string)
+	go func() {
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var e struct {
+				Object struct {
+					Metadata struct {
+						Labels map[string]string `json:"labels"`
+					} `json:"metadata"`
+				} `json:"object"`
+			}
+			if dec.Decode(&e) != nil {
+				close(events)
+				return
+			}
+			events <- e.Object.Metadata.Labels["step"]
+		}
+	}()
+	go func() {
+		seen := map[string]time.Time{}
+		for {
+			select {
+			case v, ok := <-events:
+				if !ok {
+					events = nil
+					continue
+				}
+				if _, dup := seen[v]; !dup {
+					seen[v] = time.Now()
+				}
+			case s.ch <- copyMap(seen):
+			}
+		}
+	}()
+	return s, nil
+}
+
+func copyMap(m map[string]time.Time) map[string]time.Time {
+	out := make(map[string]time.Time, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func latencies(written, seen map[string]time.Time) []time.Duration {
+	var out []time.Duration
+	for v, at := range written {
+		if s, ok := seen[v]; ok {
+			out = append(out, s.Sub(at))
+		}
+	}
+	return out
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
