@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/retry"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -54,14 +55,26 @@ func TestStandaloneSwitchedOff(t *testing.T) {
 	require.Empty(t, got, "nothing is applied to the consumer")
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceApplied, "False")
 
-	// Karmada's execution controller reports the Work applied: the condition follows.
-	conds, err := kube.Conditions(work)
-	require.NoError(t, err)
-	meta.SetStatusCondition(&conds, metav1.Condition{Type: "Applied", Status: metav1.ConditionTrue, Reason: "AppliedSuccessful",
-		Message: "Manifest has been successfully applied", ObservedGeneration: work.GetGeneration()})
-	require.NoError(t, kube.SetConditions(work, conds))
-	_, err = testEnv.ControlPlane.Dynamic().Resource(kube.Works).Namespace(work.GetNamespace()).
-		UpdateStatus(context.Background(), work, metav1.UpdateOptions{})
+	// Karmada's execution controller reports the Work applied: the condition follows. The
+	// workflow may have updated the Work meanwhile (a new slice generation): read it afresh.
+	works := testEnv.ControlPlane.Dynamic().Resource(kube.Works).Namespace(work.GetNamespace())
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := works.Get(context.Background(), work.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		conds, err := kube.Conditions(current)
+		if err != nil {
+			return err
+		}
+		meta.SetStatusCondition(&conds, metav1.Condition{Type: "Applied", Status: metav1.ConditionTrue, Reason: "AppliedSuccessful",
+			Message: "Manifest has been successfully applied", ObservedGeneration: current.GetGeneration()})
+		if err := kube.SetConditions(current, conds); err != nil {
+			return err
+		}
+		_, err = works.UpdateStatus(context.Background(), current, metav1.UpdateOptions{})
+		return err
+	})
 	require.NoError(t, err)
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceApplied, "True")
 }
