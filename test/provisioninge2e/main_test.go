@@ -1,0 +1,87 @@
+// Package provisioninge2e holds the end-to-end tests of Karmada provisioning: one local
+// environment (real etcd and kube-apiservers, kube-controller-manager, kube-scheduler and KWOK
+// in the host cluster, and the Temporal dev server) with the real worker and starter binaries.
+// Karmada objects are created in the host cluster and the outcome is read back from it; the
+// API server of one installed control plane is a real kube-apiserver the test starts with the
+// certificates the workflow generated.
+package provisioninge2e
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/karmadaflow/karmadaflow/test/env"
+	"github.com/karmadaflow/karmadaflow/test/service"
+)
+
+var (
+	testEnv  *env.Env
+	svc      *service.Service
+	temporal client.Client
+)
+
+// nodeAddress is the address the host's fake node reports, so that a NodePort Service is
+// reachable on the loopback interface (where the test starts a real API server).
+const nodeAddress = "127.0.0.1"
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	e, err := env.Start(ctx, env.Options{Members: 1, Logf: log.Printf})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer e.Stop()
+	testEnv = e
+	if err := useLoopbackNodeAddress(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	svc, err = service.Start(ctx, e, service.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer svc.Stop()
+	temporal, err = client.Dial(client.Options{HostPort: e.Temporal.Address, Namespace: e.Temporal.Namespace})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer temporal.Close()
+	log.Printf("provisioninge2e: environment, worker and starter ready after %.1fs", time.Since(start).Seconds())
+	return m.Run()
+}
+
+// useLoopbackNodeAddress gives the host's fake node the InternalIP 127.0.0.1 (KWOK keeps an
+// address that is already set).
+func useLoopbackNodeAddress(ctx context.Context) error {
+	nodes := testEnv.Host.Client().CoreV1().Nodes()
+	node, err := nodes.Get(ctx, testEnv.Host.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	var addresses []corev1.NodeAddress
+	for _, a := range node.Status.Addresses {
+		if a.Type != corev1.NodeInternalIP {
+			addresses = append(addresses, a)
+		}
+	}
+	node.Status.Addresses = append(addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: nodeAddress})
+	_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	return err
+}
