@@ -2,6 +2,8 @@ package provisioninge2e
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"strings"
 	"testing"
@@ -229,4 +231,18 @@ func logStateOnFailure(t *testing.T, workflowID string) {
 		s, err := state(parts[1], parts[2])
 		t.Logf("state of %s: %+v (err %v)", workflowID, s, err)
 	})
+}
+
+// certIPs are the IP addresses a PEM certificate names.
+func certIPs(t *testing.T, certPEM []byte) []string {
+	t.Helper()
+	block, _ := pem.Decode(certPEM)
+	require.NotNil(t, block)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	var out []string
+	for _, ip := range cert.IPAddresses {
+		out = append(out, ip.String())
+	}
+	return out
 }
