@@ -15,9 +15,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/karmadaflow/karmadaflow/test/apiserverpod"
 	"github.com/karmadaflow/karmadaflow/test/env"
 	"github.com/karmadaflow/karmadaflow/test/service"
 )
@@ -30,7 +29,7 @@ var (
 
 // nodeAddress is the address the host's fake node reports, so that a NodePort Service is
 // reachable on the loopback interface (where the test starts a real API server).
-const nodeAddress = "127.0.0.1"
+const nodeAddress = apiserverpod.NodeAddress
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -47,7 +46,7 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
-	if err := useLoopbackNodeAddress(ctx); err != nil {
+	if err := apiserverpod.UseLoopbackNodeAddress(ctx, e); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -65,23 +64,4 @@ func run(m *testing.M) int {
 	defer temporal.Close()
 	log.Printf("provisioninge2e: environment, worker and starter ready after %.1fs", time.Since(start).Seconds())
 	return m.Run()
-}
-
-// useLoopbackNodeAddress gives the host's fake node the InternalIP 127.0.0.1 (KWOK keeps an
-// address that is already set).
-func useLoopbackNodeAddress(ctx context.Context) error {
-	nodes := testEnv.Host.Client().CoreV1().Nodes()
-	node, err := nodes.Get(ctx, testEnv.Host.NodeName, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	var addresses []corev1.NodeAddress
-	for _, a := range node.Status.Addresses {
-		if a.Type != corev1.NodeInternalIP {
-			addresses = append(addresses, a)
-		}
-	}
-	node.Status.Addresses = append(addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: nodeAddress})
-	_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
-	return err
 }
