@@ -21,6 +21,7 @@ import (
 	prov "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/test/apiserverpod"
+	"github.com/karmadaflow/karmadaflow/test/replay"
 	wf "github.com/karmadaflow/karmadaflow/workflows/provisioning"
 )
 
@@ -112,6 +113,11 @@ func TestNodePortInstall(t *testing.T) {
 	checkControlPlane(t, ns, name, nodePort)
 	checkHistoryHasNoSecrets(t, ns, name)
 	checkDeletion(t, ns, name)
+	if replay.Recording() {
+		n, err := replay.Record(ctx, temporal, id, "karmada-nodeport-worker-killed")
+		require.NoError(t, err)
+		t.Logf("recorded %d events of %s", n, id)
+	}
 }
 
 func readyReason(k *operatorv1alpha1.Karmada) string {
@@ -196,6 +202,9 @@ func checkDeletion(t *testing.T, ns, name string) {
 	}
 	deleteKarmada(t, ns, name)
 	assert.Empty(t, instanceObjects(t, ns, name), "objects of the instance left after deletion")
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	assert.NoError(t, temporal.GetWorkflow(waitCtx, wf.WorkflowID(ns, name), "").Get(waitCtx, nil), "the workflow finishes with its object")
 	_, err = testEnv.Host.Client().CoreV1().Secrets(ns).Get(ctx, other.Name, metav1.GetOptions{})
 	assert.NoError(t, err, "a Secret without our managed-by label was touched")
 	assert.False(t, apierrors.IsNotFound(err))
