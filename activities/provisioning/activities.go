@@ -141,29 +141,29 @@ func (a *Activities) updateFinalizer(ctx context.Context, ref Ref, present bool)
 // GenerateCertificates makes sure the cert, etcd-cert and webhook-cert Secrets exist and
 // hold what the spec needs. Keys are generated once and never leave the Secrets.
 func (a *Activities) GenerateCertificates(ctx context.Context, ref Ref) (Certificates, error) {
-	k, err := a.mustGet(ctx, ref)
+	k, t, err := a.instance(ctx, ref)
 	if err != nil {
 		return Certificates{}, err
 	}
-	addresses, err := a.certAddresses(ctx, k)
+	addresses, err := t.certAddresses(ctx, k)
 	if err != nil {
 		return Certificates{}, err
 	}
-	return a.ensureCertificates(ctx, k, addresses)
+	return t.ensureCertificates(ctx, k, addresses)
 }
 
-func (a *Activities) ensureCertificates(ctx context.Context, k *operatorv1alpha1.Karmada, addresses []string) (Certificates, error) {
+func (t *target) ensureCertificates(ctx context.Context, k *operatorv1alpha1.Karmada, addresses []string) (Certificates, error) {
 	names := NamesFor(k.Name)
 	var customCA *keyPair
 	if c := k.Spec.CustomCertificate; c != nil && c.APIServerCACert != nil {
 		ref := secretRef(k, *c.APIServerCACert)
-		secret, err := a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		secret, err := t.a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return Certificates{}, fmt.Errorf("reading CA Secret %s/%s: %w", ref.Namespace, ref.Name, err)
 		}
 		customCA = &keyPair{Cert: secret.Data[KeyTLSCert], Key: secret.Data[KeyTLSKey]}
 	}
-	certs, err := a.ensureSecret(ctx, k, names.Of(SuffixCert), APIServer.Name, certSecretContents(k, customCA, addresses))
+	certs, err := t.ensureSecret(ctx, k, names.Of(SuffixCert), APIServer.Name, certSecretContents(k, customCA, addresses))
 	if err != nil {
 		return Certificates{}, err
 	}
@@ -174,17 +174,17 @@ func (a *Activities) ensureCertificates(ctx context.Context, k *operatorv1alpha1
 	fill := etcdSecretContents(k)
 	if externalEtcd(k) {
 		ref := secretRef(k, k.Spec.Components.Etcd.External.SecretRef)
-		external, err := a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		external, err := t.a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return Certificates{}, fmt.Errorf("reading external etcd Secret %s/%s: %w", ref.Namespace, ref.Name, err)
 		}
 		fill = externalEtcdContents(external)
 	}
-	etcd, err := a.ensureSecret(ctx, k, names.Of(SuffixEtcdCert), Etcd.Name, fill)
+	etcd, err := t.ensureSecret(ctx, k, names.Of(SuffixEtcdCert), Etcd.Name, fill)
 	if err != nil {
 		return Certificates{}, err
 	}
-	webhook, err := a.ensureSecret(ctx, k, names.Of(SuffixWebhookCert), Webhook.Name, webhookSecretContents(k, ca))
+	webhook, err := t.ensureSecret(ctx, k, names.Of(SuffixWebhookCert), Webhook.Name, webhookSecretContents(k, ca))
 	if err != nil {
 		return Certificates{}, err
 	}
@@ -193,16 +193,16 @@ func (a *Activities) ensureCertificates(ctx context.Context, k *operatorv1alpha1
 
 // certAddresses are the addresses the API server certificate must name besides the fixed
 // ones: the node address for NodePort, the load-balancer address once known.
-func (a *Activities) certAddresses(ctx context.Context, k *operatorv1alpha1.Karmada) ([]string, error) {
+func (t *target) certAddresses(ctx context.Context, k *operatorv1alpha1.Karmada) ([]string, error) {
 	switch ServiceType(k) {
 	case corev1.ServiceTypeNodePort:
-		addr, err := a.nodeAddress(ctx)
+		addr, err := t.nodeAddress(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return []string{addr}, nil
 	case corev1.ServiceTypeLoadBalancer:
-		svc, err := a.Host.CoreV1().Services(k.Namespace).Get(ctx, NamesFor(k.Name).Of(SuffixAPIServer), metav1.GetOptions{})
+		svc, err := t.kube.CoreV1().Services(k.Namespace).Get(ctx, NamesFor(k.Name).Of(SuffixAPIServer), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
@@ -229,8 +229,8 @@ func ingressAddresses(svc *corev1.Service) []string {
 
 // nodeAddress is the address NodePort Services are reached at: the InternalIP (else the
 // ExternalIP) of the first Ready node by name.
-func (a *Activities) nodeAddress(ctx context.Context) (string, error) {
-	nodes, err := a.Host.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func (t *target) nodeAddress(ctx context.Context) (string, error) {
+	nodes, err := t.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", fmt.Errorf("listing nodes of the host cluster: %w", err)
 	}
@@ -260,9 +260,14 @@ func nodeReady(n corev1.Node) bool {
 	return false
 }
 
-// EnsureNamespace creates the namespace of the instance if it does not exist.
+// EnsureNamespace creates the namespace of the instance in its host cluster if it does not
+// exist (a remote host cluster may not have it).
 func (a *Activities) EnsureNamespace(ctx context.Context, ref Ref) error {
-	_, err := a.Host.CoreV1().Namespaces().Get(ctx, ref.Namespace, metav1.GetOptions{})
+	_, t, err := a.instance(ctx, ref)
+	if err != nil {
+		return err
+	}
+	_, err = t.kube.CoreV1().Namespaces().Get(ctx, ref.Namespace, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		if err != nil {
 			return fmt.Errorf("reading namespace %s: %w", ref.Namespace, err)
@@ -270,7 +275,7 @@ func (a *Activities) EnsureNamespace(ctx context.Context, ref Ref) error {
 		return nil
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ref.Namespace}}
-	if _, err := a.Host.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := t.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", ref.Namespace, err)
 	}
 	return nil
@@ -278,23 +283,23 @@ func (a *Activities) EnsureNamespace(ctx context.Context, ref Ref) error {
 
 // InstallEtcd applies the local etcd's Services, StatefulSet and PDB.
 func (a *Activities) InstallEtcd(ctx context.Context, in InstallInput) error {
-	k, err := a.mustGet(ctx, in.Ref)
+	k, t, err := a.instance(ctx, in.Ref)
 	if err != nil {
 		return err
 	}
 	if externalEtcd(k) {
-		return a.removeComponent(ctx, k, Etcd)
+		return t.removeComponent(ctx, k, Etcd)
 	}
 	sts, services := EtcdObjects(k, in.CertHash)
 	for _, svc := range services {
-		if _, err := a.apply(ctx, a.HostDynamic, svc); err != nil {
+		if _, err := a.apply(ctx, t.dyn, svc); err != nil {
 			return err
 		}
 	}
-	if _, err := a.apply(ctx, a.HostDynamic, sts); err != nil {
+	if _, err := a.apply(ctx, t.dyn, sts); err != nil {
 		return err
 	}
-	return a.ensurePDB(ctx, k, Etcd)
+	return t.ensurePDB(ctx, k, Etcd)
 }
 
 // WaitEtcdReady waits, heartbeating, until etcd has a Ready pod.
@@ -310,11 +315,11 @@ func (a *Activities) WaitEtcdReady(ctx context.Context, ref Ref) error {
 // InstallAPIServer applies the API server's Service, Deployment and PDB and returns the
 // Service as the API server allocated it.
 func (a *Activities) InstallAPIServer(ctx context.Context, in InstallInput) (ServiceInfo, error) {
-	k, err := a.mustGet(ctx, in.Ref)
+	k, t, err := a.instance(ctx, in.Ref)
 	if err != nil {
 		return ServiceInfo{}, err
 	}
-	applied, err := a.apply(ctx, a.HostDynamic, APIServerService(k))
+	applied, err := a.apply(ctx, t.dyn, APIServerService(k))
 	if err != nil {
 		return ServiceInfo{}, err
 	}
@@ -322,10 +327,10 @@ func (a *Activities) InstallAPIServer(ctx context.Context, in InstallInput) (Ser
 	if err := kube.FromUnstructured(applied, &svc); err != nil {
 		return ServiceInfo{}, err
 	}
-	if _, err := a.apply(ctx, a.HostDynamic, APIServerDeployment(k, in.CertHash)); err != nil {
+	if _, err := a.apply(ctx, t.dyn, APIServerDeployment(k, in.CertHash)); err != nil {
 		return ServiceInfo{}, err
 	}
-	if err := a.ensurePDB(ctx, k, APIServer); err != nil {
+	if err := t.ensurePDB(ctx, k, APIServer); err != nil {
 		return ServiceInfo{}, err
 	}
 	info := ServiceInfo{Name: svc.Name, ServiceType: string(svc.Spec.Type), Port: APIServerPort}
@@ -338,9 +343,13 @@ func (a *Activities) InstallAPIServer(ctx context.Context, in InstallInput) (Ser
 // WaitLoadBalancer waits, heartbeating, until the API server's LoadBalancer Service has an
 // ingress address, and returns it. It never gives up: the workflow cancels it on a change.
 func (a *Activities) WaitLoadBalancer(ctx context.Context, ref Ref) (string, error) {
+	_, t, err := a.instance(ctx, ref)
+	if err != nil {
+		return "", err
+	}
 	name := NamesFor(ref.Name).Of(SuffixAPIServer)
 	for {
-		svc, err := a.Host.CoreV1().Services(ref.Namespace).Get(ctx, name, metav1.GetOptions{})
+		svc, err := t.kube.CoreV1().Services(ref.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return "", fmt.Errorf("reading Service %s/%s: %w", ref.Namespace, name, err)
 		}
@@ -358,15 +367,15 @@ func (a *Activities) WaitLoadBalancer(ctx context.Context, ref Ref) (string, err
 // CertifyLoadBalancer makes the API server certificate name the load-balancer address and
 // rolls the API server if the certificate was re-issued.
 func (a *Activities) CertifyLoadBalancer(ctx context.Context, in LoadBalancerInput) (Certificates, error) {
-	k, err := a.mustGet(ctx, in.Ref)
+	k, t, err := a.instance(ctx, in.Ref)
 	if err != nil {
 		return Certificates{}, err
 	}
-	certs, err := a.ensureCertificates(ctx, k, []string{in.Address})
+	certs, err := t.ensureCertificates(ctx, k, []string{in.Address})
 	if err != nil {
 		return Certificates{}, err
 	}
-	if _, err := a.apply(ctx, a.HostDynamic, APIServerDeployment(k, certs.CertHash)); err != nil {
+	if _, err := a.apply(ctx, t.dyn, APIServerDeployment(k, certs.CertHash)); err != nil {
 		return Certificates{}, err
 	}
 	return certs, nil
@@ -379,18 +388,18 @@ func (a *Activities) WaitAPIServerReady(ctx context.Context, ref Ref) error {
 
 // InstallAggregatedAPIServer applies karmada-aggregated-apiserver's Deployment, Service and PDB.
 func (a *Activities) InstallAggregatedAPIServer(ctx context.Context, in InstallInput) error {
-	k, err := a.mustGet(ctx, in.Ref)
+	k, t, err := a.instance(ctx, in.Ref)
 	if err != nil {
 		return err
 	}
 	d, svc := AggregatedAPIServerObjects(k, in.CertHash)
-	if _, err := a.apply(ctx, a.HostDynamic, svc); err != nil {
+	if _, err := a.apply(ctx, t.dyn, svc); err != nil {
 		return err
 	}
-	if _, err := a.apply(ctx, a.HostDynamic, d); err != nil {
+	if _, err := a.apply(ctx, t.dyn, d); err != nil {
 		return err
 	}
-	return a.ensurePDB(ctx, k, AggregatedAPIServer)
+	return t.ensurePDB(ctx, k, AggregatedAPIServer)
 }
 
 // WaitAggregatedAPIServerReady waits, heartbeating, until the aggregated API server has a
@@ -403,28 +412,28 @@ func (a *Activities) WaitAggregatedAPIServerReady(ctx context.Context, ref Ref) 
 // installs, removes those of optional components it no longer names, and returns the names
 // of the installed ones.
 func (a *Activities) InstallComponents(ctx context.Context, in InstallInput) ([]string, error) {
-	k, err := a.mustGet(ctx, in.Ref)
+	k, t, err := a.instance(ctx, in.Ref)
 	if err != nil {
 		return nil, err
 	}
 	var installed []string
 	for _, c := range Components {
 		if !Installed(k, c) {
-			if err := a.removeComponent(ctx, k, c); err != nil {
+			if err := t.removeComponent(ctx, k, c); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		d, svc := ComponentObjects(k, c, in.CertHash)
 		if svc != nil {
-			if _, err := a.apply(ctx, a.HostDynamic, svc); err != nil {
+			if _, err := a.apply(ctx, t.dyn, svc); err != nil {
 				return nil, err
 			}
 		}
-		if _, err := a.apply(ctx, a.HostDynamic, d); err != nil {
+		if _, err := a.apply(ctx, t.dyn, d); err != nil {
 			return nil, err
 		}
-		if err := a.ensurePDB(ctx, k, c); err != nil {
+		if err := t.ensurePDB(ctx, k, c); err != nil {
 			return nil, err
 		}
 		installed = append(installed, c.Name)
@@ -440,14 +449,14 @@ func (a *Activities) WaitComponentsReady(ctx context.Context, ref Ref) error {
 // waitReady polls until each component components(k) lists has a Ready pod of this instance
 // (selected by name and instance label).
 func (a *Activities) waitReady(ctx context.Context, ref Ref, components func(*operatorv1alpha1.Karmada) []Component) error {
-	k, err := a.mustGet(ctx, ref)
+	k, t, err := a.instance(ctx, ref)
 	if err != nil {
 		return err
 	}
 	pending := components(k)
 	for len(pending) > 0 {
 		c := pending[0]
-		ready, err := a.hasReadyPod(ctx, k, c)
+		ready, err := t.hasReadyPod(ctx, k, c)
 		if err != nil {
 			return err
 		}
@@ -462,9 +471,9 @@ func (a *Activities) waitReady(ctx context.Context, ref Ref, components func(*op
 	return nil
 }
 
-func (a *Activities) hasReadyPod(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) (bool, error) {
+func (t *target) hasReadyPod(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) (bool, error) {
 	sel := LabelManagedBy + "=" + ManagedBy + "," + LabelName + "=" + c.Name + "," + LabelInstance + "=" + k.Name
-	pods, err := a.Host.CoreV1().Pods(k.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	pods, err := t.kube.CoreV1().Pods(k.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return false, fmt.Errorf("listing pods of %s in %s: %w", c.Name, k.Namespace, err)
 	}
@@ -503,20 +512,20 @@ func heartbeat(ctx context.Context, details ...any) {
 }
 
 // ensurePDB applies the PDB of c, or removes ours when the spec asks for none.
-func (a *Activities) ensurePDB(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) error {
+func (t *target) ensurePDB(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) error {
 	if pdb := podDisruptionBudget(k, c); pdb != nil {
-		_, err := a.apply(ctx, a.HostDynamic, pdb)
+		_, err := t.a.apply(ctx, t.dyn, pdb)
 		return err
 	}
-	return a.deleteOurs(ctx, k, pdbs, NamesFor(k.Name).Of(c.Suffix))
+	return t.deleteOurs(ctx, k, pdbs, NamesFor(k.Name).Of(c.Suffix))
 }
 
 // removeComponent deletes the Deployment (or StatefulSet), Services and PDB of a component
 // the spec no longer installs.
-func (a *Activities) removeComponent(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) error {
+func (t *target) removeComponent(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) error {
 	sel := LabelManagedBy + "=" + ManagedBy + "," + LabelName + "=" + c.Name + "," + LabelInstance + "=" + k.Name
 	for _, gvr := range []schema.GroupVersionResource{deployments, statefulSets, services, pdbs} {
-		if _, err := a.deleteSelected(ctx, k.Namespace, gvr, sel); err != nil {
+		if _, err := t.deleteSelected(ctx, k.Namespace, gvr, sel); err != nil {
 			return err
 		}
 	}
@@ -533,8 +542,8 @@ var (
 )
 
 // deleteOurs deletes one named object if it carries our managed-by label.
-func (a *Activities) deleteOurs(ctx context.Context, k *operatorv1alpha1.Karmada, gvr schema.GroupVersionResource, name string) error {
-	client := a.HostDynamic.Resource(gvr).Namespace(k.Namespace)
+func (t *target) deleteOurs(ctx context.Context, k *operatorv1alpha1.Karmada, gvr schema.GroupVersionResource, name string) error {
+	client := t.dyn.Resource(gvr).Namespace(k.Namespace)
 	obj, err := client.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -545,7 +554,7 @@ func (a *Activities) deleteOurs(ctx context.Context, k *operatorv1alpha1.Karmada
 	if obj.GetLabels()[LabelManagedBy] != ManagedBy || obj.GetLabels()[LabelInstance] != k.Name {
 		return nil
 	}
-	return a.deleteObject(ctx, client, obj)
+	return t.a.deleteObject(ctx, client, obj)
 }
 
 func (a *Activities) deleteObject(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
@@ -562,14 +571,14 @@ func (a *Activities) deleteObject(ctx context.Context, client dynamic.ResourceIn
 
 // deleteSelected deletes every object of gvr in namespace matching selector and returns how
 // many there were.
-func (a *Activities) deleteSelected(ctx context.Context, namespace string, gvr schema.GroupVersionResource, selector string) (int, error) {
-	client := a.HostDynamic.Resource(gvr).Namespace(namespace)
+func (t *target) deleteSelected(ctx context.Context, namespace string, gvr schema.GroupVersionResource, selector string) (int, error) {
+	client := t.dyn.Resource(gvr).Namespace(namespace)
 	list, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return 0, fmt.Errorf("listing %s in %s: %w", gvr.Resource, namespace, err)
 	}
 	for i := range list.Items {
-		if err := a.deleteObject(ctx, client, &list.Items[i]); err != nil {
+		if err := t.a.deleteObject(ctx, client, &list.Items[i]); err != nil {
 			return 0, err
 		}
 	}
@@ -577,17 +586,28 @@ func (a *Activities) deleteSelected(ctx context.Context, namespace string, gvr s
 }
 
 // Uninstall deletes every object of the instance that carries our managed-by and instance
-// labels (workloads, Services, PDBs, Secrets and kubeconfig Secrets) and returns how many.
-// Objects without our labels are never touched.
+// labels (workloads, Services, PDBs, Secrets and kubeconfig Secrets) in its host cluster and,
+// for a remote host cluster, the local copies of its Secrets; it returns how many. Objects
+// without our labels are never touched.
 func (a *Activities) Uninstall(ctx context.Context, ref Ref) (int, error) {
+	_, t, err := a.instance(ctx, ref)
+	if err != nil {
+		return 0, err
+	}
+	clusters := []*target{t}
+	if t.remote {
+		clusters = append(clusters, a.local())
+	}
 	total := 0
-	for _, gvr := range []schema.GroupVersionResource{deployments, statefulSets, services, pdbs, secrets} {
-		n, err := a.deleteSelected(ctx, ref.Namespace, gvr, InstanceSelector(ref.Name))
-		if err != nil {
-			return total, err
+	for _, c := range clusters {
+		for _, gvr := range []schema.GroupVersionResource{deployments, statefulSets, services, pdbs, secrets} {
+			n, err := c.deleteSelected(ctx, ref.Namespace, gvr, InstanceSelector(ref.Name))
+			if err != nil {
+				return total, err
+			}
+			total += n
+			heartbeat(ctx, total)
 		}
-		total += n
-		heartbeat(ctx, total)
 	}
 	return total, nil
 }

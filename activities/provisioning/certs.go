@@ -278,8 +278,8 @@ func ensureLeaf(data map[string][]byte, ca *authority, certKey, keyKey string, s
 // ensureSecret creates Secret ns/name with contents filled by fill, or lets fill complete an
 // existing one and updates it if fill changed anything. Only NotFound creates: any other read
 // error is returned, so keys are never regenerated because a read failed.
-func (a *Activities) ensureSecret(ctx context.Context, k *operatorv1alpha1.Karmada, name, component string, fill func(map[string][]byte) (bool, error)) (map[string][]byte, error) {
-	secrets := a.Host.CoreV1().Secrets(k.Namespace)
+func (t *target) ensureSecret(ctx context.Context, k *operatorv1alpha1.Karmada, name, component string, fill func(map[string][]byte) (bool, error)) (map[string][]byte, error) {
+	secrets := t.kube.CoreV1().Secrets(k.Namespace)
 	for attempt := 0; ; attempt++ {
 		existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
 		switch {

@@ -22,15 +22,15 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // kubeconfig), in order: the karmada-system namespace, the Karmada CRDs (waiting until they
 // are Established), the webhook configurations, the APIService registrations and the RBAC.
 func (a *Activities) InitControlPlane(ctx context.Context, ref Ref) error {
-	k, err := a.mustGet(ctx, ref)
+	k, t, err := a.instance(ctx, ref)
 	if err != nil {
 		return err
 	}
-	client, err := a.controlPlaneClient(ctx, k)
+	client, err := t.controlPlaneClient(ctx, k)
 	if err != nil {
 		return err
 	}
-	certs, err := a.Host.CoreV1().Secrets(k.Namespace).Get(ctx, NamesFor(k.Name).Of(SuffixCert), metav1.GetOptions{})
+	certs, err := t.kube.CoreV1().Secrets(k.Namespace).Get(ctx, NamesFor(k.Name).Of(SuffixCert), metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading Secret %s/%s: %w", k.Namespace, NamesFor(k.Name).Of(SuffixCert), err)
 	}

@@ -27,27 +27,27 @@ func InClusterEndpoint(k *operatorv1alpha1.Karmada) string {
 	return "https://" + NamesFor(k.Name).Of(SuffixAPIServer) + "." + k.Namespace + ".svc." + DNSDomain(k) + ":" + strconv.Itoa(APIServerPort)
 }
 
-// Endpoint is the URL the admin kubeconfig reaches the API server at, by service type:
+// endpoint is the URL the admin kubeconfig reaches the API server at, by service type:
 // ClusterIP its in-cluster name, NodePort a node address and the node port, LoadBalancer the
 // ingress address and port 5443.
-func (a *Activities) Endpoint(ctx context.Context, k *operatorv1alpha1.Karmada) (string, error) {
+func (t *target) endpoint(ctx context.Context, k *operatorv1alpha1.Karmada) (string, error) {
 	name := NamesFor(k.Name).Of(SuffixAPIServer)
 	switch ServiceType(k) {
 	case corev1.ServiceTypeNodePort:
-		svc, err := a.Host.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+		svc, err := t.kube.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return "", fmt.Errorf("reading Service %s/%s: %w", k.Namespace, name, err)
 		}
 		if len(svc.Spec.Ports) == 0 || svc.Spec.Ports[0].NodePort == 0 {
 			return "", fmt.Errorf("Service %s/%s has no node port yet", k.Namespace, name)
 		}
-		addr, err := a.nodeAddress(ctx)
+		addr, err := t.nodeAddress(ctx)
 		if err != nil {
 			return "", err
 		}
 		return "https://" + net.JoinHostPort(addr, strconv.Itoa(int(svc.Spec.Ports[0].NodePort))), nil
 	case corev1.ServiceTypeLoadBalancer:
-		svc, err := a.Host.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+		svc, err := t.kube.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return "", fmt.Errorf("reading Service %s/%s: %w", k.Namespace, name, err)
 		}
@@ -84,22 +84,22 @@ func kubeconfigCurrent(data []byte, server string, ca []byte) bool {
 // the service type) and a kubeconfig Secret per component (in-cluster endpoint, its own
 // client certificate), and returns the admin endpoint.
 func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string, error) {
-	k, err := a.mustGet(ctx, ref)
+	k, t, err := a.instance(ctx, ref)
 	if err != nil {
 		return "", err
 	}
-	endpoint, err := a.Endpoint(ctx, k)
+	endpoint, err := t.endpoint(ctx, k)
 	if err != nil {
 		return "", err
 	}
 	names := NamesFor(k.Name)
-	certs, err := a.Host.CoreV1().Secrets(k.Namespace).Get(ctx, names.Of(SuffixCert), metav1.GetOptions{})
+	certs, err := t.kube.CoreV1().Secrets(k.Namespace).Get(ctx, names.Of(SuffixCert), metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("reading Secret %s/%s: %w", k.Namespace, names.Of(SuffixCert), err)
 	}
 	caPEM := certs.Data[KeyCACert]
 	admin := keyPair{Cert: certs.Data[KeyAdminCert], Key: certs.Data[KeyAdminKey]}
-	_, err = a.ensureSecret(ctx, k, names.Of(SuffixAdminConfig), APIServer.Name, func(data map[string][]byte) (bool, error) {
+	adminConfig := func(data map[string][]byte) (bool, error) {
 		want, err := kubeconfig(endpoint, caPEM, AdminUser, admin)
 		if err != nil {
 			return false, err
@@ -109,9 +109,16 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 		}
 		data[KeyKubeconfig] = want
 		return true, nil
-	})
-	if err != nil {
-		return "", err
+	}
+	// status.secretRef names a Secret beside the Karmada object: a remote host cluster's is
+	// copied to the local cluster.
+	for _, c := range []*target{t, a.local()} {
+		if _, err := c.ensureSecret(ctx, k, names.Of(SuffixAdminConfig), APIServer.Name, adminConfig); err != nil {
+			return "", err
+		}
+		if !t.remote {
+			break
+		}
 	}
 	ca, err := parseAuthority(keyPair{Cert: caPEM, Key: certs.Data[KeyCAKey]})
 	if err != nil {
@@ -120,7 +127,7 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 	inCluster := InClusterEndpoint(k)
 	for _, c := range append([]Component{AggregatedAPIServer}, InstalledComponents(k)...) {
 		user := "system:karmada:" + c.Name
-		_, err := a.ensureSecret(ctx, k, names.ComponentConfig(c.Name), c.Name, func(data map[string][]byte) (bool, error) {
+		_, err := t.ensureSecret(ctx, k, names.ComponentConfig(c.Name), c.Name, func(data map[string][]byte) (bool, error) {
 			if kubeconfigCurrent(data[KeyKubeconfig], inCluster, caPEM) {
 				return false, nil
 			}
@@ -140,9 +147,9 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 
 // controlPlaneClient reaches the new control plane with the admin kubeconfig, verifying TLS
 // against the generated CA.
-func (a *Activities) controlPlaneClient(ctx context.Context, k *operatorv1alpha1.Karmada) (dynamic.Interface, error) {
+func (t *target) controlPlaneClient(ctx context.Context, k *operatorv1alpha1.Karmada) (dynamic.Interface, error) {
 	name := NamesFor(k.Name).Of(SuffixAdminConfig)
-	secret, err := a.Host.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+	secret, err := t.kube.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("admin kubeconfig Secret %s/%s not found", k.Namespace, name)

@@ -216,7 +216,7 @@ func TestCertificatesGeneratedOnce(t *testing.T) {
 	a := &Activities{Host: client}
 	ctx := context.Background()
 
-	first, err := a.ensureCertificates(ctx, k, []string{"127.0.0.1"})
+	first, err := a.local().ensureCertificates(ctx, k, []string{"127.0.0.1"})
 	require.NoError(t, err)
 	secret, err := client.CoreV1().Secrets("tenant1").Get(ctx, "foo-karmada-cert", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -235,12 +235,12 @@ func TestCertificatesGeneratedOnce(t *testing.T) {
 	assert.Equal(t, []string{"system:masters"}, admin.Subject.Organization)
 	require.NoError(t, admin.CheckSignatureFrom(ca.cert))
 
-	again, err := a.ensureCertificates(ctx, k, []string{"127.0.0.1"})
+	again, err := a.local().ensureCertificates(ctx, k, []string{"127.0.0.1"})
 	require.NoError(t, err)
 	assert.Equal(t, first, again, "nothing is regenerated")
 
 	// A new address re-issues the serving certificate only, with the same CA.
-	lb, err := a.ensureCertificates(ctx, k, []string{"198.51.100.9"})
+	lb, err := a.local().ensureCertificates(ctx, k, []string{"198.51.100.9"})
 	require.NoError(t, err)
 	assert.NotEqual(t, first, lb)
 	after, _ := client.CoreV1().Secrets("tenant1").Get(ctx, "foo-karmada-cert", metav1.GetOptions{})
@@ -253,7 +253,7 @@ func TestCertificatesGeneratedOnce(t *testing.T) {
 	client.PrependReactor("get", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("connection reset")
 	})
-	_, err = a.ensureCertificates(ctx, k, nil)
+	_, err = a.local().ensureCertificates(ctx, k, nil)
 	require.Error(t, err)
 	unchanged, _ := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("secrets"), "tenant1", "foo-karmada-cert")
 	assert.Equal(t, after.Data, unchanged.(*corev1.Secret).Data)
@@ -289,7 +289,7 @@ func TestEndpointByServiceType(t *testing.T) {
 		notReady := readyNode("a-not-ready", "10.0.0.1")
 		notReady.Status.Conditions[0].Status = corev1.ConditionFalse
 		a := &Activities{Host: fake.NewClientset(svc(typ), notReady, readyNode("b", "127.0.0.1"))}
-		got, err := a.Endpoint(ctx, k)
+		got, err := a.local().endpoint(ctx, k)
 		require.NoError(t, err)
 		assert.Equal(t, endpoint, got, typ)
 	}

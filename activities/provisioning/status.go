@@ -38,11 +38,15 @@ func (a *Activities) WriteKarmadaStatus(ctx context.Context, in StatusInput) err
 		cond.Status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)
-	svc, err := a.apiServerService(ctx, &k)
-	if err != nil {
-		return err
+	// A host cluster that cannot be reached leaves apiServerService as it was, so that the
+	// failure itself can still be reported.
+	if t, err := a.targetOf(ctx, &k); err == nil {
+		svc, err := t.apiServerService(ctx, &k)
+		if err != nil {
+			return err
+		}
+		status.APIServerService = svc
 	}
-	status.APIServerService = svc
 	if in.AdminConfig {
 		status.SecretRef = &operatorv1alpha1.LocalSecretReference{Namespace: k.Namespace, Name: NamesFor(k.Name).Of(SuffixAdminConfig)}
 	}
@@ -64,9 +68,9 @@ func (a *Activities) WriteKarmadaStatus(ctx context.Context, in StatusInput) err
 }
 
 // apiServerService describes the API server's Service: all five fields of seed 000.
-func (a *Activities) apiServerService(ctx context.Context, k *operatorv1alpha1.Karmada) (*operatorv1alpha1.APIServerServiceStatus, error) {
+func (t *target) apiServerService(ctx context.Context, k *operatorv1alpha1.Karmada) (*operatorv1alpha1.APIServerServiceStatus, error) {
 	name := NamesFor(k.Name).Of(SuffixAPIServer)
-	svc, err := a.Host.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+	svc, err := t.kube.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -10,8 +10,8 @@ import (
 
 // The install steps, each an activity of the same name, in the order they run.
 const (
-	StepGenerateCertificates         = "GenerateCertificates"
 	StepEnsureNamespace              = "EnsureNamespace"
+	StepGenerateCertificates         = "GenerateCertificates"
 	StepInstallEtcd                  = "InstallEtcd"
 	StepWaitEtcdReady                = "WaitEtcdReady"
 	StepInstallAPIServer             = "InstallAPIServer"
@@ -37,9 +37,9 @@ func StepHashes(k *operatorv1alpha1.Karmada) map[string]string {
 	}
 	api := apiServerSpec(k)
 	h := map[string]string{}
-	h[StepGenerateCertificates] = hashOf(s.CustomCertificate, api.CertSANs, ServiceType(k), DNSDomain(k),
+	h[StepGenerateCertificates] = hashOf(s.HostCluster, s.CustomCertificate, api.CertSANs, ServiceType(k), DNSDomain(k),
 		comps.Etcd, certSANsOf(comps.KarmadaAggregatedAPIServer))
-	h[StepEnsureNamespace] = hashOf(k.Namespace)
+	h[StepEnsureNamespace] = hashOf(k.Namespace, s.HostCluster)
 	h[StepInstallEtcd] = hashOf(comps.Etcd, s.PrivateRegistry, h[StepGenerateCertificates])
 	h[StepInstallAPIServer] = hashOf(api, comps.Etcd, s.PrivateRegistry, s.HostCluster, h[StepGenerateCertificates])
 	h[StepWriteAdminKubeconfig] = hashOf(ServiceType(k), DNSDomain(k), s.HostCluster, h[StepInstallAPIServer])

@@ -29,11 +29,11 @@ import (
 // NodeAddress is the address the host's fake node gets.
 const NodeAddress = "127.0.0.1"
 
-// UseLoopbackNodeAddress gives the host's fake node the InternalIP 127.0.0.1 (KWOK keeps an
-// address that is already set).
-func UseLoopbackNodeAddress(ctx context.Context, e *env.Env) error {
-	nodes := e.Host.Client().CoreV1().Nodes()
-	node, err := nodes.Get(ctx, e.Host.NodeName, metav1.GetOptions{})
+// UseLoopbackNodeAddress gives the fake node of cluster (the host, or a member used as a
+// remote host cluster) the InternalIP 127.0.0.1 (KWOK keeps an address that is already set).
+func UseLoopbackNodeAddress(ctx context.Context, cluster *env.Cluster) error {
+	nodes := cluster.Client().CoreV1().Nodes()
+	node, err := nodes.Get(ctx, cluster.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

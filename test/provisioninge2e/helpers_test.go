@@ -230,6 +230,15 @@ func logStateOnFailure(t *testing.T, workflowID string) {
 		parts := strings.SplitN(workflowID, "/", 3)
 		s, err := state(parts[1], parts[2])
 		t.Logf("state of %s: %+v (err %v)", workflowID, s, err)
+		// What the waits look at: the pods of the namespace and the host's node.
+		if pods, err := testEnv.Host.Client().CoreV1().Pods(parts[1]).List(context.Background(), metav1.ListOptions{}); err == nil {
+			for _, p := range pods.Items {
+				t.Logf("pod %s: phase %s, conditions %v", p.Name, p.Status.Phase, p.Status.Conditions)
+			}
+		}
+		if node, err := testEnv.Host.Client().CoreV1().Nodes().Get(context.Background(), testEnv.Host.NodeName, metav1.GetOptions{}); err == nil {
+			t.Logf("node %s: taints %v, conditions %v", node.Name, node.Spec.Taints, node.Status.Conditions)
+		}
 	})
 }
 

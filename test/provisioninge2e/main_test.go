@@ -46,7 +46,7 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
-	if err := apiserverpod.UseLoopbackNodeAddress(ctx, e); err != nil {
+	if err := apiserverpod.UseLoopbackNodeAddress(ctx, e.Host); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -262,14 +262,15 @@ func (r *reconciler) install(ctx workflow.Context, sum act.Summary, force bool) 
 	certs := act.Certificates{CertHash: p.CertHash}
 	loadBalancer := sum.ServiceType == "LoadBalancer"
 
-	// 2. Certificates (keys stay in Secrets), 3. namespace.
+	// 3. Namespace, then 2. certificates: the keys are written straight into Secrets of that
+	// namespace (never into history), so it comes first (a remote host cluster may lack it).
+	if err := run(act.StepEnsureNamespace, shortOptions, activities.EnsureNamespace, nil, ref); err != nil {
+		return err
+	}
 	if err := run(act.StepGenerateCertificates, shortOptions, activities.GenerateCertificates, &certs, ref); err != nil {
 		return err
 	}
 	p.CertHash = certs.CertHash
-	if err := run(act.StepEnsureNamespace, shortOptions, activities.EnsureNamespace, nil, ref); err != nil {
-		return err
-	}
 	// 4. etcd.
 	if err := run(act.StepInstallEtcd, shortOptions, activities.InstallEtcd, nil, r.installInput()); err != nil {
 		return err

@@ -115,7 +115,7 @@ func newHarness(t *testing.T) *harness {
 }
 
 // installSteps are the steps of a NodePort install, in order.
-var installSteps = []string{act.StepGenerateCertificates, act.StepEnsureNamespace, act.StepInstallEtcd, act.StepWaitEtcdReady,
+var installSteps = []string{act.StepEnsureNamespace, act.StepGenerateCertificates, act.StepInstallEtcd, act.StepWaitEtcdReady,
 	act.StepInstallAPIServer, act.StepWaitAPIServerReady, act.StepWriteAdminKubeconfig, act.StepInstallAggregatedAPIServer,
 	act.StepWaitAggregatedAPIServerReady, act.StepInitControlPlane, act.StepInstallComponents, act.StepWaitComponentsReady}
 
@@ -177,7 +177,7 @@ func TestLoadBalancerWaitsForTheAddressAndCertifiesIt(t *testing.T) {
 	h := newHarness(t)
 	h.sum.ServiceType = "LoadBalancer"
 	h.at(time.Minute, func() {
-		want := []string{"ValidateKarmada", act.StepGenerateCertificates, act.StepEnsureNamespace, act.StepInstallEtcd, act.StepWaitEtcdReady,
+		want := []string{"ValidateKarmada", act.StepEnsureNamespace, act.StepGenerateCertificates, act.StepInstallEtcd, act.StepWaitEtcdReady,
 			act.StepInstallAPIServer, act.StepWaitLoadBalancer, act.StepCertifyLoadBalancer, act.StepWaitAPIServerReady,
 			act.StepWriteAdminKubeconfig, act.StepInstallAggregatedAPIServer, act.StepWaitAggregatedAPIServerReady,
 			act.StepInitControlPlane, act.StepInstallComponents, act.StepWaitComponentsReady}
@@ -301,6 +301,6 @@ func TestSignalDuringAWaitCancelsItAndStartsAfresh(t *testing.T) {
 	// real time.
 	h.deleteAt(500 * time.Millisecond)
 	h.run(t)
-	assert.Equal(t, []string{"ValidateKarmada", act.StepGenerateCertificates, act.StepEnsureNamespace, act.StepInstallEtcd, act.StepWaitEtcdReady,
+	assert.Equal(t, []string{"ValidateKarmada", act.StepEnsureNamespace, act.StepGenerateCertificates, act.StepInstallEtcd, act.StepWaitEtcdReady,
 		act.StepInstallAPIServer, act.StepWaitLoadBalancer, "ValidateKarmada", "Uninstall", "RemoveKarmadaFinalizer"}, h.calls)
 }
