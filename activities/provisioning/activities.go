@@ -28,11 +28,15 @@ import (
 type Activities struct {
 	Host        kubernetes.Interface
 	HostDynamic dynamic.Interface
-	// PollInterval is how often the waits look; 0 means a second.
+	// PollInterval is how often the waits look; 0 means DefaultPollInterval.
 	PollInterval time.Duration
 
 	crdCache sync.Map // tarball URL -> []*unstructured.Unstructured, for IfNotPresent
 }
+
+// DefaultPollInterval is how often the waits look by default: pods turn Ready and CRDs
+// Established within a fraction of a second, so a second would mostly be idle.
+const DefaultPollInterval = 250 * time.Millisecond
 
 // ErrNotFound is the ApplicationError type of a Karmada object that no longer exists.
 const ErrNotFound = "KarmadaNotFound"
@@ -495,7 +499,7 @@ func (a *Activities) pause(ctx context.Context, what string) error {
 	heartbeat(ctx, what)
 	interval := a.PollInterval
 	if interval <= 0 {
-		interval = time.Second
+		interval = DefaultPollInterval
 	}
 	select {
 	case <-ctx.Done():
