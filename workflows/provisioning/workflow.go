@@ -127,10 +127,11 @@ func Karmada(ctx workflow.Context, in Input) error {
 type reconciler struct {
 	ref              act.Ref
 	changes, resyncs workflow.ReceiveChannel
-	// pending asks for a pass; resync asks it to run every step.
-	pending, resync bool
-	retryAt         time.Time
-	state           State
+	// pending asks for a pass; resync asks it to run every step; interrupted tells that a
+	// signal cut the current pass short.
+	pending, resync, interrupted bool
+	retryAt                      time.Time
+	state                        State
 }
 
 func (r *reconciler) drain() {
@@ -175,9 +176,13 @@ var errInterrupted = errors.New("interrupted by a signal")
 
 // reconcile runs one pass and reports whether the workflow is finished (the object is gone).
 func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
-	r.pending, r.retryAt = false, time.Time{}
+	r.pending, r.retryAt, r.interrupted = false, time.Time{}, false
 	force := r.resync
-	r.resync = false
+	defer func() {
+		if !r.interrupted {
+			r.resync = false // done; an interrupted pass keeps it for the next one
+		}
+	}()
 	r.state.Passes++
 
 	sum, err := r.validate(ctx)
@@ -192,8 +197,6 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		if err != nil && !errors.Is(err, errInterrupted) {
 			r.retryAt = workflow.Now(ctx).Add(5 * time.Second)
 		}
-		return false
-	case errors.Is(err, errInterrupted):
 		return false
 	case err != nil:
 		r.fail(ctx, "ValidateKarmada", err)
@@ -219,7 +222,6 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 
 	if err := r.install(ctx, sum, force); err != nil {
 		if errors.Is(err, errInterrupted) {
-			r.resync = r.resync || force
 			return false
 		}
 		r.fail(ctx, r.state.Step, err)
@@ -350,17 +352,13 @@ func (r *reconciler) remove(ctx workflow.Context, sum act.Summary) bool {
 	if sum.HasFinalizer && !sum.KeepOnDelete {
 		var removed int
 		if err := r.execute(ctx, "Uninstall", shortOptions, activities.Uninstall, &removed, r.ref); err != nil {
-			if !errors.Is(err, errInterrupted) {
-				r.fail(ctx, "Uninstall", err)
-			}
+			r.fail(ctx, "Uninstall", err)
 			return false
 		}
 	}
 	if sum.HasFinalizer {
 		if err := r.execute(ctx, "RemoveKarmadaFinalizer", shortOptions, activities.RemoveKarmadaFinalizer, nil, r.ref); err != nil {
-			if !errors.Is(err, errInterrupted) {
-				r.fail(ctx, "RemoveKarmadaFinalizer", err)
-			}
+			r.fail(ctx, "RemoveKarmadaFinalizer", err)
 			return false
 		}
 	}
@@ -382,6 +380,7 @@ func (r *reconciler) execute(ctx workflow.Context, step string, opts workflow.Ac
 	r.addSignals(ctx, sel)
 	sel.Select(ctx)
 	if !future.IsReady() {
+		r.interrupted = true
 		return errInterrupted // a signal woke us: cancel the step (deferred) and start afresh
 	}
 	return future.Get(ctx, result)
@@ -408,6 +407,9 @@ func (r *reconciler) writeStatus(ctx workflow.Context, in act.StatusInput) error
 // fail records a failed step, reports it in the status and schedules a retry that resumes
 // at that step: 5s, 10s, 20s ... up to two minutes.
 func (r *reconciler) fail(ctx workflow.Context, step string, err error) {
+	if errors.Is(err, errInterrupted) {
+		return // not a failure: the signal asks for a new pass
+	}
 	r.state.Failures++
 	message := step + ": " + errorMessage(err)
 	r.state.LastError = message

@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -87,8 +88,14 @@ func newHarness(t *testing.T) *harness {
 	h.env.OnActivity(activities.WaitLoadBalancer, mock.Anything, ref).Return(func(ctx context.Context, _ act.Ref) (string, error) {
 		if h.noLoadBalancer {
 			h.calls = append(h.calls, act.StepWaitLoadBalancer)
-			<-ctx.Done()
-			return "", ctx.Err()
+			// Until cancelled; the test environment may not pass the cancellation on to a
+			// mocked activity, so give up after a second of real time (the workflow has
+			// moved on by then).
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			return "", errors.New("no load balancer")
 		}
 		return "198.51.100.9", record(act.StepWaitLoadBalancer)
 	})
@@ -303,4 +310,33 @@ func TestSignalDuringAWaitCancelsItAndStartsAfresh(t *testing.T) {
 	h.run(t)
 	assert.Equal(t, []string{"ValidateKarmada", act.StepEnsureNamespace, act.StepGenerateCertificates, act.StepInstallEtcd, act.StepWaitEtcdReady,
 		act.StepInstallAPIServer, act.StepWaitLoadBalancer, "ValidateKarmada", "Uninstall", "RemoveKarmadaFinalizer"}, h.calls)
+	for _, s := range h.status {
+		assert.NotEqual(t, operatorv1alpha1.ReasonFailed, s.Reason, "an interruption is not a failure")
+	}
+}
+
+func TestResyncInterruptedBySpecChangeStillRunsEverything(t *testing.T) {
+	h := newHarness(t)
+	h.sum.ServiceType = "LoadBalancer"
+	// Installed once, then a resync whose pass waits for a load balancer that does not come;
+	// a spec change interrupts it: the next pass still runs every step.
+	h.at(time.Minute, func() {
+		h.noLoadBalancer = true
+		h.env.SignalWorkflow(SignalResync, nil)
+	})
+	h.at(time.Minute+200*time.Millisecond, func() {
+		h.noLoadBalancer = false
+		h.sum.Generation = 2
+		h.env.SignalWorkflow(SignalChange, Change{})
+	})
+	var before int
+	h.at(time.Minute+100*time.Millisecond, func() { before = len(h.calls) })
+	h.at(time.Minute+time.Second, func() {
+		ran := h.calls[before:]
+		assert.Contains(t, ran, act.StepEnsureNamespace, "the forced pass was not lost: %v", ran)
+		assert.Contains(t, ran, act.StepInstallEtcd)
+		assert.True(t, h.lastStatus(t).Ready)
+	})
+	h.deleteAt(2 * time.Minute)
+	h.run(t)
 }
