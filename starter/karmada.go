@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.temporal.io/api/serviceerror"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -23,7 +24,8 @@ func newKarmadaTrigger(deps dependencies) (*trigger.Trigger, error) {
 		if err != nil {
 			return err
 		}
-		if _, exists, _ := informer.GetStore().GetByKey(key); !exists {
+		obj, exists, _ := informer.GetStore().GetByKey(key)
+		if !exists {
 			err := deps.Temporal.SignalWorkflow(ctx, provisioning.WorkflowID(namespace, name), "", provisioning.SignalChange, provisioning.Change{})
 			if _, notFound := err.(*serviceerror.NotFound); notFound {
 				return nil
@@ -37,9 +39,16 @@ func newKarmadaTrigger(deps dependencies) (*trigger.Trigger, error) {
 			TaskQueue:        deps.Options.TaskQueue,
 			SearchAttributes: searchattr.ForObject("Karmada", namespace, name),
 			Signal:           provisioning.SignalChange,
-			SignalArg:        provisioning.Change{},
+			SignalArg:        provisioning.Change{Generation: generation(obj)},
 		})
 	})
 	cfg.Relevant = trigger.GenerationOrMetadata([]string{operatorv1alpha1.LabelDisableCascadingDeletion}, nil)
 	return trigger.New(cfg)
+}
+
+func generation(obj any) int64 {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.GetGeneration()
+	}
+	return 0
 }

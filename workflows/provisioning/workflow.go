@@ -29,7 +29,9 @@ const (
 // WorkflowID is the readable ID of the workflow of one Karmada object.
 func WorkflowID(namespace, name string) string { return "karmada/" + namespace + "/" + name }
 
-// Change is the payload of the change signal the starter sends.
+// Change is the payload of the change signal the starter sends. The workflow reads the
+// object afresh either way; Generation (the one the starter saw) makes the signal readable in
+// the history.
 type Change struct {
 	Generation int64 `json:",omitempty"`
 }
