@@ -179,10 +179,13 @@ var errInterrupted = errors.New("interrupted by a signal")
 // reconcile runs one pass and reports whether the workflow is finished (the object is gone).
 func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	r.pending, r.retryAt, r.interrupted = false, time.Time{}, false
+	// A resync received during this pass stays for the next one; an interrupted pass hands its
+	// own on as well.
 	force := r.resync
+	r.resync = false
 	defer func() {
-		if !r.interrupted {
-			r.resync = false // done; an interrupted pass keeps it for the next one
+		if r.interrupted {
+			r.resync = r.resync || force
 		}
 	}()
 	r.state.Passes++
