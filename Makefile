@@ -63,6 +63,7 @@ bench: tools ## Benchmarks: MultiClusterService (.bench/report.md) and the proxy
 replay-record: tools ## Re-record the replay histories from the real end-to-end flow.
 	KARMADAFLOW_RECORD_HISTORIES=1 go test -count=1 -timeout 20m \
 	  -run 'TestMCSDeleted|TestMCSProvidersAndConsumersSwap|TestMCSUnhealthyProviderGrace' ./test/e2e/
+	KARMADAFLOW_RECORD_HISTORIES=1 go test -count=1 -timeout 10m -run 'TestNodePortInstall' ./test/provisioninge2e/
 
 .PHONY: run
 run: tools build ## Bring up the local environment, the worker and the starter; Ctrl-C stops all.

@@ -46,5 +46,14 @@ func (d dependencies) triggerConfig(name string, informer cache.SharedInformer, 
 func newTriggers(deps dependencies) ([]*trigger.Trigger, error) {
 	// MultiClusterService: MultiClusterServices, Services, Clusters and Works of the control
 	// plane, and EndpointSlices of every member.
-	return newMCSTriggers(deps)
+	triggers, err := newMCSTriggers(deps)
+	if err != nil || !deps.Options.EnableProvisioning {
+		return triggers, err
+	}
+	// Karmada provisioning: Karmadas of the host cluster.
+	karmadas, err := newKarmadaTrigger(deps)
+	if err != nil {
+		return nil, err
+	}
+	return append(triggers, karmadas), nil
 }

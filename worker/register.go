@@ -10,12 +10,14 @@ import (
 	executionactivities "github.com/karmadaflow/karmadaflow/activities/execution"
 	"github.com/karmadaflow/karmadaflow/activities/health"
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
+	provisioningactivities "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
+	"github.com/karmadaflow/karmadaflow/workflows/provisioning"
 )
 
 // dependencies are what activities receive at construction: clients, logger, metrics.
@@ -67,6 +69,10 @@ func register(w worker.Registry, deps dependencies) error {
 	}
 	if opts.EnableClusterHealth {
 		clusterhealth.Register(w, &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry})
+	}
+	// Karmada provisioning: workflows/provisioning + activities/provisioning, in the host cluster.
+	if opts.EnableProvisioning {
+		provisioning.Register(w, &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic})
 	}
 	return nil
 }

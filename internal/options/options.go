@@ -89,6 +89,10 @@ type Options struct {
 	ProxyClientCAFile   string        // CA of client certificates accepted as identities; empty: tokens only
 	ProxyRequestTimeout time.Duration // bounds each request to a member, except watches
 
+	// EnableProvisioning installs a Karmada control plane for every Karmada object of the host
+	// cluster (which then needs the Karmada CRD).
+	EnableProvisioning bool
+
 	// Capability flags go here, with their defaults in Default, their flags in AddFlags and
 	// their checks in Validate.
 }
@@ -113,6 +117,7 @@ func Default(component Component) *Options {
 
 		EnableWorkExecution:   true,
 		EnableClusterHealth:   true,
+		EnableProvisioning:    true,
 		ClusterUnhealthyGrace: time.Minute,
 
 		ProxyBindAddress:     "127.0.0.1:10443",
@@ -142,6 +147,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long a graceful shutdown may take")
 
 	fs.BoolVar(&o.EnableWorkExecution, "enable-work-execution", o.EnableWorkExecution, "apply Works to member clusters (standalone mode; off beside karmada-controller-manager)")
+	fs.BoolVar(&o.EnableProvisioning, "enable-provisioning", o.EnableProvisioning, "install a Karmada control plane for every Karmada object of the host cluster (needs the Karmada CRD there)")
 	fs.BoolVar(&o.EnableClusterHealth, "enable-cluster-health", o.EnableClusterHealth, "probe member clusters and keep their Ready condition (standalone mode; off beside karmada-controller-manager)")
 
 	switch o.Component {

@@ -235,6 +235,11 @@ func (c *Cluster) kwokArgs(stagesFile string) []string {
 		"--cidr=" + c.PodCIDR,
 		"--node-ip=" + c.nodeIP,
 		"--server-address=127.0.0.1:" + strconv.Itoa(c.componentPorts[binKWOK]),
+		// KWOK keeps the node's Lease only when told to (its configuration default is not
+		// applied to a --config of Stages only). Without it the node-lifecycle controller
+		// sees the node go silent every ~50 s and marks every pod NotReady, which KWOK's
+		// stages never undo for a Running pod.
+		"--node-lease-duration-seconds=40",
 	}
 }
 

@@ -70,24 +70,34 @@ func readCRDs(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return crds, nil
 }
 
-// installCRDs creates the CRDs in the control plane and waits until all are Established.
-func (e *Env) installCRDs(ctx context.Context) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
+// hostCRDName is the CRD the host cluster gets: the Karmada objects it provisions.
+const hostCRDName = "karmadas.operator.karmada.io"
+
+// installCRDs creates the CRDs that keep selects (nil: all) in cluster c and waits until all
+// are Established.
+func (e *Env) installCRDs(ctx context.Context, c *Cluster, keep func(name string) bool) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
 	installed := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	if e.opts.CRDDir == "" {
 		return installed, nil
 	}
-	crds, err := readCRDs(e.opts.CRDDir)
+	all, err := readCRDs(e.opts.CRDDir)
 	if err != nil {
 		return nil, err
 	}
-	client, err := apiextensions.NewForConfig(e.ControlPlane.RESTConfig)
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range all {
+		if keep == nil || keep(crd.Name) {
+			crds = append(crds, crd)
+		}
+	}
+	client, err := apiextensions.NewForConfig(c.RESTConfig)
 	if err != nil {
 		return nil, err
 	}
 	crdClient := client.ApiextensionsV1().CustomResourceDefinitions()
 	for _, crd := range crds {
 		if _, err := crdClient.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("create CRD %s in cluster %s: %w", crd.Name, e.ControlPlane.Name, err)
+			return nil, fmt.Errorf("create CRD %s in cluster %s: %w", crd.Name, c.Name, err)
 		}
 		installed[crd.Name] = crd
 	}
@@ -100,7 +110,7 @@ func (e *Env) installCRDs(ctx context.Context) (map[string]*apiextensionsv1.Cust
 				break
 			}
 			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("CRD %s not Established in cluster %s within %s (last error: %v)", crd.Name, e.ControlPlane.Name, crdReadyTimeout, err)
+				return nil, fmt.Errorf("CRD %s not Established in cluster %s within %s (last error: %v)", crd.Name, c.Name, crdReadyTimeout, err)
 			}
 			select {
 			case <-ctx.Done():

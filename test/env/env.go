@@ -301,8 +301,8 @@ func (e *Env) track(p *process) {
 	e.procs = append(e.procs, p)
 }
 
-// startClusters starts every cluster, then installs CRDs, registers the members and waits
-// for the fake nodes.
+// startClusters starts every cluster, then installs CRDs (the Karmada CRD in the host, all in
+// the control plane), registers the members and waits for the fake nodes.
 func (e *Env) startClusters(ctx context.Context) error {
 	begin := time.Now()
 	var crds map[string]*apiextensionsv1.CustomResourceDefinition
@@ -312,12 +312,16 @@ func (e *Env) startClusters(ctx context.Context) error {
 			if err := e.startCluster(gctx, c); err != nil {
 				return err
 			}
+			if c == e.Host {
+				_, err := e.installCRDs(gctx, c, func(name string) bool { return name == hostCRDName })
+				return err
+			}
 			if c != e.ControlPlane {
 				return nil
 			}
 			begin := time.Now()
 			var err error
-			if crds, err = e.installCRDs(gctx); err != nil {
+			if crds, err = e.installCRDs(gctx, c, nil); err != nil {
 				return err
 			}
 			e.phase("control plane CRDs established", begin)
@@ -416,6 +420,10 @@ func (e *Env) startCluster(ctx context.Context, c *Cluster) error {
 	}
 	return c.registerNode(ctx)
 }
+
+// EtcdURL is the client URL of the etcd every cluster shares, for tests that start an API
+// server of their own under another --etcd-prefix.
+func (e *Env) EtcdURL() string { return e.etcdURL }
 
 // Clusters returns the host, the control plane and the members, in that order.
 func (e *Env) Clusters() []*Cluster {

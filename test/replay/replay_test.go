@@ -16,6 +16,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
+	"github.com/karmadaflow/karmadaflow/workflows/provisioning"
 )
 
 func histories(t *testing.T) []string {
@@ -30,6 +31,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	mcs.RegisterWorkflow(replayer)
 	execution.RegisterWorkflow(replayer)
 	clusterhealth.RegisterWorkflow(replayer)
+	provisioning.RegisterWorkflow(replayer)
 	for _, file := range histories(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, file))

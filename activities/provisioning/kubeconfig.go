@@ -1,0 +1,166 @@
+package provisioning
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+)
+
+// controlPlaneTimeout bounds each request to a new control plane.
+const controlPlaneTimeout = 10 * time.Second
+
+// InClusterEndpoint is the API server's URL inside the host cluster.
+func InClusterEndpoint(k *operatorv1alpha1.Karmada) string {
+	return "https://" + NamesFor(k.Name).Of(SuffixAPIServer) + "." + k.Namespace + ".svc." + DNSDomain(k) + ":" + strconv.Itoa(APIServerPort)
+}
+
+// endpoint is the URL the admin kubeconfig reaches the API server at, by service type:
+// ClusterIP its in-cluster name, NodePort a node address and the node port, LoadBalancer the
+// ingress address and port 5443.
+func (t *target) endpoint(ctx context.Context, k *operatorv1alpha1.Karmada) (string, error) {
+	name := NamesFor(k.Name).Of(SuffixAPIServer)
+	switch ServiceType(k) {
+	case corev1.ServiceTypeNodePort:
+		svc, err := t.kube.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("reading Service %s/%s: %w", k.Namespace, name, err)
+		}
+		if len(svc.Spec.Ports) == 0 || svc.Spec.Ports[0].NodePort == 0 {
+			return "", fmt.Errorf("Service %s/%s has no node port yet", k.Namespace, name)
+		}
+		addr, err := t.nodeAddress(ctx)
+		if err != nil {
+			return "", err
+		}
+		return "https://" + net.JoinHostPort(addr, strconv.Itoa(int(svc.Spec.Ports[0].NodePort))), nil
+	case corev1.ServiceTypeLoadBalancer:
+		svc, err := t.kube.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("reading Service %s/%s: %w", k.Namespace, name, err)
+		}
+		addrs := ingressAddresses(svc)
+		if len(addrs) == 0 {
+			return "", fmt.Errorf("Service %s/%s has no load-balancer address yet", k.Namespace, name)
+		}
+		return "https://" + net.JoinHostPort(addrs[0], strconv.Itoa(APIServerPort)), nil
+	}
+	return InClusterEndpoint(k), nil
+}
+
+// kubeconfig renders a kubeconfig for server, trusting ca, authenticating with client.
+func kubeconfig(server string, ca []byte, user string, client keyPair) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["karmada"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: client.Cert, ClientKeyData: client.Key}
+	cfg.Contexts["karmada"] = &clientcmdapi.Context{Cluster: "karmada", AuthInfo: user}
+	cfg.CurrentContext = "karmada"
+	return clientcmd.Write(*cfg)
+}
+
+// kubeconfigCurrent reports whether data is a kubeconfig for server trusting ca.
+func kubeconfigCurrent(data []byte, server string, ca []byte) bool {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return false
+	}
+	c := cfg.Clusters["karmada"]
+	return c != nil && c.Server == server && bytes.Equal(c.CertificateAuthorityData, ca)
+}
+
+// WriteAdminKubeconfig writes the admin-config Secret (the admin kubeconfig at the endpoint of
+// the service type) and a kubeconfig Secret per component (in-cluster endpoint, its own
+// client certificate), and returns the admin endpoint.
+func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string, error) {
+	k, t, err := a.instance(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	endpoint, err := t.endpoint(ctx, k)
+	if err != nil {
+		return "", err
+	}
+	names := NamesFor(k.Name)
+	certs, err := t.kube.CoreV1().Secrets(k.Namespace).Get(ctx, names.Of(SuffixCert), metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading Secret %s/%s: %w", k.Namespace, names.Of(SuffixCert), err)
+	}
+	caPEM := certs.Data[KeyCACert]
+	admin := keyPair{Cert: certs.Data[KeyAdminCert], Key: certs.Data[KeyAdminKey]}
+	adminConfig := func(data map[string][]byte) (bool, error) {
+		want, err := kubeconfig(endpoint, caPEM, AdminUser, admin)
+		if err != nil {
+			return false, err
+		}
+		if bytes.Equal(data[KeyKubeconfig], want) {
+			return false, nil
+		}
+		data[KeyKubeconfig] = want
+		return true, nil
+	}
+	// status.secretRef names a Secret beside the Karmada object: a remote host cluster's is
+	// copied to the local cluster.
+	for _, c := range []*target{t, a.local()} {
+		if _, err := c.ensureSecret(ctx, k, names.Of(SuffixAdminConfig), APIServer.Name, adminConfig); err != nil {
+			return "", err
+		}
+		if !t.remote {
+			break
+		}
+	}
+	ca, err := parseAuthority(keyPair{Cert: caPEM, Key: certs.Data[KeyCAKey]})
+	if err != nil {
+		return "", fmt.Errorf("CA of Secret %s/%s: %w", k.Namespace, names.Of(SuffixCert), err)
+	}
+	inCluster := InClusterEndpoint(k)
+	for _, c := range append([]Component{AggregatedAPIServer}, InstalledComponents(k)...) {
+		user := "system:karmada:" + c.Name
+		_, err := t.ensureSecret(ctx, k, names.ComponentConfig(c.Name), c.Name, func(data map[string][]byte) (bool, error) {
+			if kubeconfigCurrent(data[KeyKubeconfig], inCluster, caPEM) {
+				return false, nil
+			}
+			client, err := ca.issue(leafSpec{CommonName: user, Organization: []string{AdminGroup}, Client: true}, leafValidity(k))
+			if err != nil {
+				return false, err
+			}
+			data[KeyKubeconfig], err = kubeconfig(inCluster, caPEM, user, client)
+			return err == nil, err
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return endpoint, nil
+}
+
+// controlPlaneClient reaches the new control plane with the admin kubeconfig, verifying TLS
+// against the generated CA.
+func (t *target) controlPlaneClient(ctx context.Context, k *operatorv1alpha1.Karmada) (dynamic.Interface, error) {
+	name := NamesFor(k.Name).Of(SuffixAdminConfig)
+	secret, err := t.kube.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("admin kubeconfig Secret %s/%s not found", k.Namespace, name)
+		}
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", k.Namespace, name, err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data[KeyKubeconfig])
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig of Secret %s/%s: %w", k.Namespace, name, err)
+	}
+	cfg.Timeout = controlPlaneTimeout
+	cfg = rest.CopyConfig(cfg)
+	return dynamic.NewForConfig(cfg)
+}

@@ -1,0 +1,217 @@
+package provisioning
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"slices"
+	"time"
+)
+
+// caValidity is how long generated CAs are valid; leaves default to defaultLeafValidity.
+const (
+	caValidity          = 10 * 365 * 24 * time.Hour
+	defaultLeafValidity = 365 * 24 * time.Hour
+)
+
+// keyPair is a certificate and its private key, PEM-encoded.
+type keyPair struct {
+	Cert, Key []byte
+}
+
+// authority signs certificates.
+type authority struct {
+	pair keyPair
+	cert *x509.Certificate
+	key  crypto.Signer
+}
+
+// leafSpec describes a certificate to issue.
+type leafSpec struct {
+	CommonName   string
+	Organization []string
+	DNSNames     []string
+	IPs          []net.IP
+	Server       bool
+	Client       bool
+}
+
+func newAuthority(commonName string) (*authority, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating key of CA %s: %w", commonName, err)
+	}
+	serial, err := randomSerial()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: commonName},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(caValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("self-signing CA %s: %w", commonName, err)
+	}
+	keyPEM, err := encodeKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return parseAuthority(keyPair{Cert: pemBlock("CERTIFICATE", der), Key: keyPEM})
+}
+
+func parseAuthority(pair keyPair) (*authority, error) {
+	cert, err := parseCert(pair.Cert)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(pair.Key)
+	if block == nil {
+		return nil, errors.New("CA key is not PEM")
+	}
+	var key any
+	switch block.Type {
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	default:
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parsing CA key: %w", err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, errors.New("CA key cannot sign")
+	}
+	return &authority{pair: pair, cert: cert, key: signer}, nil
+}
+
+// issue signs a new leaf certificate valid for validity.
+func (ca *authority) issue(spec leafSpec, validity time.Duration) (keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return keyPair{}, fmt.Errorf("generating key of %s: %w", spec.CommonName, err)
+	}
+	serial, err := randomSerial()
+	if err != nil {
+		return keyPair{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		DNSNames:     spec.DNSNames,
+		IPAddresses:  spec.IPs,
+	}
+	if spec.Server {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
+	}
+	if spec.Client {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	if err != nil {
+		return keyPair{}, fmt.Errorf("signing %s: %w", spec.CommonName, err)
+	}
+	keyPEM, err := encodeKey(key)
+	if err != nil {
+		return keyPair{}, err
+	}
+	return keyPair{Cert: pemBlock("CERTIFICATE", der), Key: keyPEM}, nil
+}
+
+// covers reports whether the certificate in certPEM is signed by ca and names every DNS name
+// and IP of spec.
+func (ca *authority) covers(certPEM []byte, spec leafSpec) bool {
+	cert, err := parseCert(certPEM)
+	if err != nil || cert.CheckSignatureFrom(ca.cert) != nil {
+		return false
+	}
+	for _, name := range spec.DNSNames {
+		if !slices.Contains(cert.DNSNames, name) {
+			return false
+		}
+	}
+	for _, ip := range spec.IPs {
+		if !slices.ContainsFunc(cert.IPAddresses, ip.Equal) {
+			return false
+		}
+	}
+	return true
+}
+
+// newSigningKey is a service-account signing key pair (private and public PEM).
+func newSigningKey() (keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return keyPair{}, fmt.Errorf("generating service-account key: %w", err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return keyPair{}, err
+	}
+	keyPEM, err := encodeKey(key)
+	if err != nil {
+		return keyPair{}, err
+	}
+	return keyPair{Cert: pemBlock("PUBLIC KEY", pub), Key: keyPEM}, nil
+}
+
+func parseCert(certPEM []byte) (*x509.Certificate, error) {
+	block, _ := pem.Decode(certPEM)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, errors.New("not a PEM certificate")
+	}
+	return x509.ParseCertificate(block.Bytes)
+}
+
+func encodeKey(key *ecdsa.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("encoding private key: %w", err)
+	}
+	return pemBlock("EC PRIVATE KEY", der), nil
+}
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}
+
+func randomSerial() (*big.Int, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, fmt.Errorf("certificate serial: %w", err)
+	}
+	return serial, nil
+}
+
+// splitSANs sorts names into IP addresses and DNS names.
+func splitSANs(names []string) (dns []string, ips []net.IP) {
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			ips = append(ips, ip)
+		} else if n != "" {
+			dns = append(dns, n)
+		}
+	}
+	return dns, ips
+}

@@ -1,0 +1,11 @@
+// Package crds embeds the Karmada CRDs that belong in a Karmada control plane, for the
+// provisioning of new control planes (the CRDs of standalone mode and the host cluster's
+// Karmada CRD are not among them).
+package crds
+
+import "embed"
+
+// ControlPlane holds the YAML files of the CRDs installed into a new Karmada control plane.
+//
+//go:embed networking.karmada.io_multiclusterservices.yaml work.karmada.io_works.yaml
+var ControlPlane embed.FS

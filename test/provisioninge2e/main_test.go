@@ -1,0 +1,67 @@
+// Package provisioninge2e holds the end-to-end tests of Karmada provisioning: one local
+// environment (real etcd and kube-apiservers, kube-controller-manager, kube-scheduler and KWOK
+// in the host cluster, and the Temporal dev server) with the real worker and starter binaries.
+// Karmada objects are created in the host cluster and the outcome is read back from it; the
+// API server of one installed control plane is a real kube-apiserver the test starts with the
+// certificates the workflow generated.
+package provisioninge2e
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/karmadaflow/karmadaflow/test/apiserverpod"
+	"github.com/karmadaflow/karmadaflow/test/env"
+	"github.com/karmadaflow/karmadaflow/test/service"
+)
+
+var (
+	testEnv  *env.Env
+	svc      *service.Service
+	temporal client.Client
+)
+
+// nodeAddress is the address the host's fake node reports, so that a NodePort Service is
+// reachable on the loopback interface (where the test starts a real API server).
+const nodeAddress = apiserverpod.NodeAddress
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	e, err := env.Start(ctx, env.Options{Members: 1, Logf: log.Printf})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer e.Stop()
+	testEnv = e
+	if err := apiserverpod.UseLoopbackNodeAddress(ctx, e.Host); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	svc, err = service.Start(ctx, e, service.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer svc.Stop()
+	temporal, err = client.Dial(client.Options{HostPort: e.Temporal.Address, Namespace: e.Temporal.Namespace})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer temporal.Close()
+	log.Printf("provisioninge2e: environment, worker and starter ready after %.1fs", time.Since(start).Seconds())
+	return m.Run()
+}
