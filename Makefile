@@ -55,9 +55,10 @@ fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded time ea
 test: lint unit fuzz e2e ## Every test: lint, unit, replay, fuzz, end-to-end.
 
 .PHONY: bench
-bench: tools ## Benchmarks: MultiClusterService (.bench/report.md) and the proxy (.bench/proxy-report.md).
+bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md).
 	go run ./test/bench/cmd/mcsbench
 	go run ./test/bench/cmd/proxybench
+	go run ./test/bench/cmd/provisioningbench
 
 .PHONY: replay-record
 replay-record: tools ## Re-record the replay histories from the real end-to-end flow.
