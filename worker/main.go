@@ -78,7 +78,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 				}
 			},
 		})
-		if err := register(w, deps); err != nil {
+		if err := register(ctx, w, deps); err != nil {
 			return fmt.Errorf("registering workflows and activities: %w", err)
 		}
 		if err := w.Start(); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
+	"github.com/karmadaflow/karmadaflow/internal/workcache"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
@@ -47,13 +49,17 @@ func newDependencies(opts *options.Options, logger *zap.Logger, metrics *observa
 		Members: members.NewRegistry(controlPlane.Dynamic, controlPlane.Kube)}, nil
 }
 
-// register adds every workflow and activity the worker runs, capability by capability.
-func register(w worker.Registry, deps dependencies) error {
+// register adds every workflow and activity the worker runs, capability by capability; the
+// caches they read are kept until ctx is done.
+func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	opts := deps.Options
 	registry := deps.Members
 
-	// MultiClusterService: workflows/mcs + activities/mcs.
+	// MultiClusterService: workflows/mcs + activities/mcs, reading Works from a cache.
+	works := workcache.New(deps.ControlPlane.Dynamic)
+	go works.Run(ctx)
 	mcs.Register(w, &mcsactivities.Activities{
+		WorkCache:          works,
 		ControlPlane:       deps.ControlPlane.Dynamic,
 		Core:               deps.ControlPlane.Kube,
 		Members:            registry,

@@ -53,10 +53,6 @@ type ApplyResult struct {
 	Error string `json:",omitempty"`
 }
 
-// listAbove is the number of named Works above which ApplyWorks lists the namespace rather
-// than reading each.
-const listAbove = 20
-
 // Reasons of a Work's Applied condition (Karmada's).
 const (
 	ReasonAppliedSuccessful = "AppliedSuccessful"
@@ -73,6 +69,9 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 	namespace := naming.ExecutionNamespace(in.Cluster)
 	works := a.ControlPlane.Resource(kube.Works).Namespace(namespace)
 
+	// A full pass lists the namespace; named Works are read one by one, in parallel below:
+	// one list of a namespace holding thousands of Works costs the API server and the worker
+	// far more than the few reads a batch needs.
 	var items []*unstructured.Unstructured
 	if in.All {
 		list, err := works.List(ctx, metav1.ListOptions{})
@@ -81,32 +80,6 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 		}
 		for i := range list.Items {
 			items = append(items, &list.Items[i])
-		}
-	} else if len(in.Works) > listAbove {
-		// One list is far cheaper for the API server than this many reads.
-		list, err := works.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return res, fmt.Errorf("listing Works of cluster %s: %w", in.Cluster, err)
-		}
-		byName := map[string]*unstructured.Unstructured{}
-		for i := range list.Items {
-			byName[list.Items[i].GetName()] = &list.Items[i]
-		}
-		for _, name := range in.Works {
-			if w := byName[name]; w != nil {
-				items = append(items, w) // a missing one is gone, as below
-			}
-		}
-	} else {
-		for _, name := range in.Works {
-			w, err := works.Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				continue // gone: its objects were removed while it was deleting, or by the orphan sweep
-			}
-			if err != nil {
-				return res, fmt.Errorf("reading Work %s/%s: %w", namespace, name, err)
-			}
-			items = append(items, w)
 		}
 	}
 
@@ -128,15 +101,31 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 	}
 	limit := make(chan struct{}, max(a.Parallelism, 1))
 	var wg sync.WaitGroup
-	for _, w := range items {
+	run := func(name string, work func() (*unstructured.Unstructured, error)) {
 		limit <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-limit; wg.Done() }()
-			deleted, err := a.execute(ctx, member, works, w)
-			record(w.GetName(), deleted, err)
-			activity.RecordHeartbeat(ctx, w.GetName())
+			w, err := work()
+			switch {
+			case apierrors.IsNotFound(err):
+				// Gone: its objects were removed while it was deleting, or by the orphan sweep.
+			case err != nil:
+				record(name, false, fmt.Errorf("reading Work %s/%s: %w", namespace, name, err))
+			default:
+				deleted, err := a.execute(ctx, member, works, w)
+				record(name, deleted, err)
+			}
+			activity.RecordHeartbeat(ctx, name)
 		}()
+	}
+	for _, w := range items {
+		run(w.GetName(), func() (*unstructured.Unstructured, error) { return w, nil })
+	}
+	if !in.All {
+		for _, name := range in.Works {
+			run(name, func() (*unstructured.Unstructured, error) { return works.Get(ctx, name, metav1.GetOptions{}) })
+		}
 	}
 	wg.Wait()
 	slices.Sort(res.Failed)

@@ -25,6 +25,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/internal/workcache"
 )
 
 // Activities holds the clients the MultiClusterService activities use.
@@ -37,6 +38,8 @@ type Activities struct {
 	// ExecutionFinalizer is set when karmadaflow's own Work execution runs: the Works it will
 	// apply are created with its finalizer, which saves execution a write per Work.
 	ExecutionFinalizer bool
+	// WorkCache, when set, answers reads of the MultiClusterService's Works in place of lists.
+	WorkCache *workcache.Cache
 
 	seen lastSeen
 }
@@ -326,12 +329,32 @@ func (a *Activities) ObserveApplied(ctx context.Context, in ObserveAppliedInput)
 }
 
 func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput) ([]ConsumerApplied, error) {
-	out := make([]ConsumerApplied, 0, len(in.Consumers))
-	works, err := a.listWorks(ctx, in.MCS, naming.RoleDispatched)
+	// The cache may not show yet the status a signal announced: an answer that is not
+	// all applied is read again from the API server.
+	if cached, ok := a.cachedWorks(ctx, in.MCS, naming.RoleDispatched); ok {
+		if out := appliedPerConsumer(cached, in.Consumers); allApplied(out) {
+			return out, nil
+		}
+	}
+	works, err := a.listWorksLive(ctx, in.MCS, naming.RoleDispatched)
 	if err != nil {
 		return nil, err
 	}
-	for _, consumer := range in.Consumers {
+	return appliedPerConsumer(works, in.Consumers), nil
+}
+
+func allApplied(states []ConsumerApplied) bool {
+	for _, s := range states {
+		if s.Applied < s.Works {
+			return false
+		}
+	}
+	return true
+}
+
+func appliedPerConsumer(works []unstructured.Unstructured, consumers []string) []ConsumerApplied {
+	out := make([]ConsumerApplied, 0, len(consumers))
+	for _, consumer := range consumers {
 		dispatched := worksIn(works, naming.ExecutionNamespace(consumer), naming.RoleDispatched)
 		state := ConsumerApplied{Consumer: consumer, Works: len(dispatched)}
 		for _, w := range dispatched {
@@ -345,7 +368,7 @@ func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput)
 		}
 		out = append(out, state)
 	}
-	return out, nil
+	return out
 }
 
 // WriteStatus replaces the conditions karmadaflow owns, keeping transition times of
@@ -405,48 +428,47 @@ func (a *Activities) DeleteWorks(ctx context.Context, in DeleteWorksInput) error
 }
 
 func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error {
-	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: labels.Set{
-		networkingv1alpha1.LabelMCSName: in.MCS.Name, networkingv1alpha1.LabelMCSNamespace: in.MCS.Namespace,
-	}.String()})
+	works, err := a.listWorks(ctx, in.MCS, in.Roles...)
 	if err != nil {
-		return fmt.Errorf("listing Works of %s: %w", in.MCS, err)
+		return err
 	}
-	for _, w := range list.Items {
+	for _, w := range works {
 		if len(in.Roles) > 0 && !slices.Contains(in.Roles, w.GetLabels()[naming.LabelWorkRole]) {
 			continue
 		}
 		if cluster, ok := naming.ClusterOfExecutionNamespace(w.GetNamespace()); ok && slices.Contains(in.ExceptClusters, cluster) {
 			continue
 		}
-		if err := a.deleteWork(ctx, w.GetNamespace(), w.GetName()); err != nil {
+		if err := a.deleteWork(ctx, &w); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (a *Activities) deleteWork(ctx context.Context, namespace, name string) error {
-	err := a.ControlPlane.Resource(kube.Works).Namespace(namespace).Delete(ctx, name, metav1.DeleteOptions{})
+func (a *Activities) deleteWork(ctx context.Context, work *unstructured.Unstructured) error {
+	err := a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()).Delete(ctx, work.GetName(), metav1.DeleteOptions{})
 	if kube.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting Work %s/%s: %w", namespace, name, err)
+		return fmt.Errorf("deleting Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
 	}
+	a.WorkCache.Deleted(work)
 	return nil
 }
 
 // syncServiceWorks makes the Service Works of the MultiClusterService exactly the desired ones
 // (keyed by namespace), in any namespace.
 func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[string]*unstructured.Unstructured) error {
-	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(workLabels(ref, naming.RoleService)).String()})
+	works, err := a.listWorks(ctx, ref, naming.RoleService)
 	if err != nil {
-		return fmt.Errorf("listing Service Works of %s: %w", ref, err)
+		return err
 	}
 	existing := map[string]string{}
-	for _, w := range list.Items {
+	for _, w := range works {
 		if want, ok := desired[w.GetNamespace()]; ok && want.GetName() == w.GetName() {
 			existing[w.GetNamespace()] = w.GetAnnotations()[naming.AnnotationManifestHash]
 			continue
 		}
-		if err := a.deleteWork(ctx, w.GetNamespace(), w.GetName()); err != nil {
+		if err := a.deleteWork(ctx, &w); err != nil {
 			return err
 		}
 	}
@@ -465,6 +487,9 @@ func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[
 // MultiClusterService. With onlyProviders, only Works dispatched from those providers are
 // candidates for deletion.
 func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref, role string, desired map[string]*unstructured.Unstructured, onlyProviders ...string) (bool, error) {
+	if cached, ok := a.cachedWorks(ctx, ref, role); ok {
+		return a.syncWorks(ctx, namespace, worksIn(cached, namespace, role), desired, onlyProviders...)
+	}
 	list, err := a.ControlPlane.Resource(kube.Works).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(workLabels(ref, role)).String()})
 	if err != nil {
 		return false, fmt.Errorf("listing %s Works of %s in %s: %w", role, ref, namespace, err)
@@ -485,7 +510,7 @@ func (a *Activities) syncWorks(ctx context.Context, namespace string, current []
 		if len(onlyProviders) > 0 && !slices.Contains(onlyProviders, w.GetLabels()[naming.LabelProvider]) {
 			continue
 		}
-		if err := a.deleteWork(ctx, namespace, w.GetName()); err != nil {
+		if err := a.deleteWork(ctx, &w); err != nil {
 			return changed, err
 		}
 		changed = true
@@ -509,8 +534,12 @@ func (a *Activities) applyWork(ctx context.Context, work *unstructured.Unstructu
 		work = work.DeepCopy()
 		work.SetFinalizers([]string{naming.FinalizerExecution})
 	}
-	_, err := kube.Apply(ctx, a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()), work)
-	return err
+	written, err := kube.Apply(ctx, a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()), work)
+	if err != nil {
+		return err
+	}
+	a.WorkCache.Wrote(written)
+	return nil
 }
 
 func appliedCondition(work *unstructured.Unstructured) (applied bool, message string) {
@@ -529,8 +558,33 @@ func appliedCondition(work *unstructured.Unstructured) (applied bool, message st
 	return false, ""
 }
 
-// listWorks lists, in every namespace, the Works of the MultiClusterService with one of roles.
+// listWorks reads, in every namespace, the Works of the MultiClusterService with one of roles
+// (any role when none is given): from the cache when it can answer, else from the API server.
 func (a *Activities) listWorks(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
+	if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
+		return cached, nil
+	}
+	return a.listWorksLive(ctx, ref, roles...)
+}
+
+// cachedWorks is what the cache holds of the Works of the MultiClusterService with one of
+// roles (any when none is given); ok is false when it cannot answer.
+func (a *Activities) cachedWorks(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, bool) {
+	works, ok := a.WorkCache.Works(ctx, ref.Namespace, ref.Name)
+	if !ok {
+		return nil, false
+	}
+	out := make([]unstructured.Unstructured, 0, len(works))
+	for _, w := range works {
+		if len(roles) == 0 || slices.Contains(roles, w.GetLabels()[naming.LabelWorkRole]) {
+			out = append(out, *w)
+		}
+	}
+	return out, true
+}
+
+// listWorksLive lists the Works of the MultiClusterService with one of roles from the API server.
+func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
 	selector := labels.NewSelector()
 	for key, value := range map[string]string{networkingv1alpha1.LabelMCSName: ref.Name, networkingv1alpha1.LabelMCSNamespace: ref.Namespace} {
 		req, err := labels.NewRequirement(key, selection.Equals, []string{value})
@@ -539,11 +593,14 @@ func (a *Activities) listWorks(ctx context.Context, ref Ref, roles ...string) ([
 		}
 		selector = selector.Add(*req)
 	}
-	req, err := labels.NewRequirement(naming.LabelWorkRole, selection.In, roles)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidName", err)
+	if len(roles) > 0 {
+		req, err := labels.NewRequirement(naming.LabelWorkRole, selection.In, roles)
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidName", err)
+		}
+		selector = selector.Add(*req)
 	}
-	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: selector.Add(*req).String()})
+	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing Works of %s: %w", ref, err)
 	}
