@@ -101,12 +101,16 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 	}
 	limit := make(chan struct{}, max(a.Parallelism, 1))
 	var wg sync.WaitGroup
-	run := func(name string, work func() (*unstructured.Unstructured, error)) {
+	// run executes one Work: w as listed, or, when nil, read by name.
+	run := func(name string, w *unstructured.Unstructured) {
 		limit <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-limit; wg.Done() }()
-			w, err := work()
+			var err error
+			if w == nil {
+				w, err = works.Get(ctx, name, metav1.GetOptions{})
+			}
 			switch {
 			case apierrors.IsNotFound(err):
 				// Gone: its objects were removed while it was deleting, or by the orphan sweep.
@@ -120,11 +124,11 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 		}()
 	}
 	for _, w := range items {
-		run(w.GetName(), func() (*unstructured.Unstructured, error) { return w, nil })
+		run(w.GetName(), w)
 	}
 	if !in.All {
 		for _, name := range in.Works {
-			run(name, func() (*unstructured.Unstructured, error) { return works.Get(ctx, name, metav1.GetOptions{}) })
+			run(name, nil)
 		}
 	}
 	wg.Wait()

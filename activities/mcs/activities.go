@@ -433,9 +433,6 @@ func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error
 		return err
 	}
 	for _, w := range works {
-		if len(in.Roles) > 0 && !slices.Contains(in.Roles, w.GetLabels()[naming.LabelWorkRole]) {
-			continue
-		}
 		if cluster, ok := naming.ClusterOfExecutionNamespace(w.GetNamespace()); ok && slices.Contains(in.ExceptClusters, cluster) {
 			continue
 		}
