@@ -66,7 +66,9 @@ func newMCSTriggers(deps dependencies) ([]*trigger.Trigger, error) {
 		applied,
 	}
 	if deps.Options.EnableWorkExecution {
-		configs = append(configs, m.config("works-execution", works, m.works.key, trigger.GenerationOrMetadata(nil, nil), m.onWork))
+		execution := m.config("works-execution", works, m.works.key, trigger.GenerationOrMetadata(nil, nil), m.onWork)
+		execution.HoldAfter = m.works.holdAfter
+		configs = append(configs, execution)
 	}
 	var out []*trigger.Trigger
 	for _, cfg := range configs {

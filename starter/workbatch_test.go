@@ -31,7 +31,12 @@ func TestWorkBatchesGatherPerCluster(t *testing.T) {
 	assert.Empty(t, key, "Works outside execution namespaces concern no cluster")
 
 	assert.Equal(t, []string{"a", "b"}, b.take("member2"))
+	assert.Equal(t, burstHold, b.holdAfter("member2"), "after a batch of several Works the next signal waits")
 	assert.Empty(t, b.take("member2"), "taken once")
 	b.add("member3", "d") // a failed signal puts its names back
 	assert.Equal(t, []string{"c", "d"}, b.take("member3"))
+
+	b.add("member3", "c")
+	assert.Equal(t, []string{"c"}, b.take("member3"))
+	assert.Zero(t, b.holdAfter("member3"), "after a single Work the next signal goes at once")
 }

@@ -58,6 +58,10 @@ type Config struct {
 	// burst (the Works of one workflow changing one after another) send one signal, not one
 	// each. Leave it zero where latency matters more than the number of signals.
 	Coalesce time.Duration
+	// HoldAfter, if set, is asked after a key was handled how long its next handling waits
+	// (0: not at all); the events meanwhile are handled together. Unlike Coalesce it never
+	// delays the first change after a quiet spell, so it can batch bursts where latency matters.
+	HoldAfter func(key string) time.Duration
 	// RateLimiter spaces retries of failing keys; nil means DefaultRateLimiter.
 	RateLimiter workqueue.TypedRateLimiter[string]
 	// MetricsProvider, if set, exposes the work queue's metrics under Name.
@@ -85,7 +89,11 @@ type Trigger struct {
 	workers        int
 	exhaustedDelay time.Duration
 	coalesce       time.Duration
+	holdAfter      func(key string) time.Duration
 	logger         *zap.Logger
+
+	holdMu    sync.Mutex
+	holdUntil map[string]time.Time
 
 	queue        workqueue.TypedRateLimitingInterface[string]
 	registration cache.ResourceEventHandlerRegistration
@@ -104,7 +112,9 @@ func New(cfg Config) (*Trigger, error) {
 		workers:        cfg.Workers,
 		exhaustedDelay: cfg.ExhaustedDelay,
 		coalesce:       cfg.Coalesce,
+		holdAfter:      cfg.HoldAfter,
 		logger:         cfg.Logger,
+		holdUntil:      map[string]time.Time{},
 	}
 	if t.key == nil {
 		t.key = ObjectKey
@@ -214,11 +224,16 @@ func (t *Trigger) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer t.queue.Done(key)
+	if wait := t.held(key); wait > 0 {
+		t.queue.AddAfter(key, wait)
+		return true
+	}
 
 	err := t.handle(ctx, key)
 	switch {
 	case err == nil:
 		t.queue.Forget(key)
+		t.hold(key)
 	case ctx.Err() != nil:
 		// Shutting down: the key is handled again after the restart's initial list.
 	case IsResourceExhausted(err):
@@ -231,4 +246,34 @@ func (t *Trigger) processNext(ctx context.Context) bool {
 		t.queue.AddRateLimited(key)
 	}
 	return true
+}
+
+// held is how long key must still wait after its last handling.
+func (t *Trigger) held(key string) time.Duration {
+	t.holdMu.Lock()
+	defer t.holdMu.Unlock()
+	until, ok := t.holdUntil[key]
+	if !ok {
+		return 0
+	}
+	if wait := time.Until(until); wait > 0 {
+		return wait
+	}
+	delete(t.holdUntil, key)
+	return 0
+}
+
+// hold starts the wait HoldAfter asks for after key was handled.
+func (t *Trigger) hold(key string) {
+	if t.holdAfter == nil {
+		return
+	}
+	d := t.holdAfter(key)
+	t.holdMu.Lock()
+	defer t.holdMu.Unlock()
+	if d > 0 {
+		t.holdUntil[key] = time.Now().Add(d)
+	} else {
+		delete(t.holdUntil, key)
+	}
 }

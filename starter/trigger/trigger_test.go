@@ -107,6 +107,7 @@ func newTestTrigger(handle HandlerFunc) *Trigger {
 		handle:         handle,
 		exhaustedDelay: time.Hour,
 		logger:         zap.NewNop(),
+		holdUntil:      map[string]time.Time{},
 		queue: workqueue.NewTypedRateLimitingQueue[string](
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Hour, time.Hour)),
 	}
@@ -170,4 +171,36 @@ func TestCoalesceGathersABurstIntoOneKey(t *testing.T) {
 		"five changes within the window are one key")
 	time.Sleep(300 * time.Millisecond)
 	assert.Equal(t, 1, tr.queue.Len(), "and only one")
+}
+
+func TestHoldAfterBatchesWhatFollowsAHandling(t *testing.T) {
+	handled := 0
+	tr := newTestTrigger(func(context.Context, string) error { handled++; return nil })
+	defer tr.queue.ShutDown()
+	hold := 200 * time.Millisecond
+	tr.holdAfter = func(string) time.Duration { return hold }
+	ctx := context.Background()
+
+	tr.queue.Add("member1")
+	require.True(t, tr.processNext(ctx))
+	assert.Equal(t, 1, handled, "the first change after a quiet spell is handled at once")
+
+	tr.queue.Add("member1")
+	tr.queue.Add("member2")
+	require.True(t, tr.processNext(ctx))
+	require.True(t, tr.processNext(ctx))
+	assert.Equal(t, 2, handled, "member2 is not held; member1 is, for what is left of the hold")
+	assert.Equal(t, 0, tr.queue.Len())
+	assert.Eventually(t, func() bool { return tr.queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.True(t, tr.processNext(ctx))
+	assert.Equal(t, 3, handled)
+
+	hold = 0
+	tr.queue.Forget("member1")
+	time.Sleep(250 * time.Millisecond) // the last hold (200 ms) runs out
+	tr.queue.Add("member1")
+	require.True(t, tr.processNext(ctx))
+	tr.queue.Add("member1")
+	require.True(t, tr.processNext(ctx))
+	assert.Equal(t, 5, handled, "no hold asked: every change is handled at once")
 }
