@@ -21,7 +21,7 @@ type workBatches struct {
 // waits, so that a burst (a cold start, a Service in many MultiClusterServices) is batched.
 // A single Work changing, however often, is signalled at once: a change to one slice reaches
 // its consumers without waiting.
-const burstHold = 250 * time.Millisecond
+const burstHold = 500 * time.Millisecond
 
 func newWorkBatches() *workBatches {
 	return &workBatches{pending: map[string]map[string]bool{}, burst: map[string]bool{}}

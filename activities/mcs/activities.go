@@ -41,7 +41,8 @@ type Activities struct {
 	// WorkCache, when set, answers reads of the MultiClusterService's Works in place of lists.
 	WorkCache *workcache.Cache
 
-	seen lastSeen
+	seen     lastSeen
+	services observedServices
 }
 
 // ObserveMCS reads the MultiClusterService, whether its Service exists, and the Clusters.
@@ -77,10 +78,11 @@ func (a *Activities) observeMCS(ctx context.Context, ref Ref) (Observation, erro
 	obs.Providers, obs.Consumers = clusterLists(mcs.Spec)
 	obs.UnhealthyGrace = a.UnhealthyGrace
 
-	_, err = a.Core.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	svc, err := a.Core.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		obs.ServiceExists = true
+		a.services.put(ref, svc)
 	case !apierrors.IsNotFound(err):
 		return obs, fmt.Errorf("reading Service %s: %w", ref, err)
 	}
@@ -171,9 +173,12 @@ func (a *Activities) PropagateService(ctx context.Context, in PropagateServiceIn
 
 func (a *Activities) propagateService(ctx context.Context, in PropagateServiceInput) error {
 	start := time.Now()
-	svc, err := a.Core.CoreV1().Services(in.MCS.Namespace).Get(ctx, in.MCS.Name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("reading Service %s: %w", in.MCS, err)
+	svc := a.services.take(in.MCS)
+	if svc == nil {
+		var err error
+		if svc, err = a.Core.CoreV1().Services(in.MCS.Namespace).Get(ctx, in.MCS.Name, metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("reading Service %s: %w", in.MCS, err)
+		}
 	}
 	manifest, err := serviceManifest(svc, in.Ports)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,4 +80,41 @@ func (a *Activities) updateMCS(ctx context.Context, ref Ref, change func(*unstru
 			return err
 		}
 	}
+}
+
+// observedServices hands the Service that ObserveMCS read to the PropagateService that follows
+// it in the same reconcile, which then needs no second read. A copy is used once, and only
+// while fresh: a later change of the Service signals another reconcile anyway.
+type observedServices struct {
+	mu   sync.Mutex
+	svcs map[Ref]observedService
+}
+
+type observedService struct {
+	svc  *corev1.Service
+	read time.Time
+}
+
+// serviceReuse is how long a Service read by ObserveMCS may stand in for a fresh read.
+const serviceReuse = 5 * time.Second
+
+func (o *observedServices) put(ref Ref, svc *corev1.Service) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.svcs == nil {
+		o.svcs = map[Ref]observedService{}
+	}
+	o.svcs[ref] = observedService{svc: svc, read: time.Now()}
+}
+
+// take returns the Service observed for ref within serviceReuse, once; nil otherwise.
+func (o *observedServices) take(ref Ref) *corev1.Service {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	seen, ok := o.svcs[ref]
+	delete(o.svcs, ref)
+	if !ok || time.Since(seen.read) > serviceReuse {
+		return nil
+	}
+	return seen.svc
 }
