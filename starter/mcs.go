@@ -166,7 +166,7 @@ func (m *mcsTriggers) startClusterWorkflows(ctx context.Context, cluster string)
 // onWork hands the Works of karmada-es-<cluster> that changed to that cluster's execution
 // workflow, all in one signal; if it cannot be sent, they wait for the retry.
 func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
-	names := m.works.take(cluster)
+	names, versions := m.works.take(cluster)
 	if len(names) == 0 {
 		return nil // sent with an earlier signal
 	}
@@ -175,10 +175,10 @@ func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
 		Args:             []any{execution.Input{Cluster: cluster}},
 		TaskQueue:        m.deps.Options.TaskQueue,
 		SearchAttributes: searchattr.ForCluster("WorkExecution", cluster),
-		Signal:           execution.SignalChange, SignalArg: execution.Change{Works: names},
+		Signal:           execution.SignalChange, SignalArg: execution.Change{Works: names, Versions: versions},
 	})
 	if err != nil {
-		m.works.add(cluster, names...)
+		m.works.restore(cluster, versions)
 	}
 	return err
 }

@@ -10,11 +10,13 @@ import (
 
 // workBatches gathers the names of changed Works per member cluster, so that one signal to
 // the cluster's execution workflow carries every Work that changed since the last one: a
-// burst of a thousand new Works is a few hundred signals, not a thousand.
+// burst of a thousand new Works is a few hundred signals, not a thousand. Each name comes with
+// the resourceVersion the change was seen at, so that the worker can read the Work from its
+// cache once the cache is that fresh.
 type workBatches struct {
 	mu      sync.Mutex
-	pending map[string]map[string]bool // cluster -> Work names
-	burst   map[string]bool            // cluster -> the last batch taken had several Works
+	pending map[string]map[string]string // cluster -> Work name -> resourceVersion
+	burst   map[string]bool              // cluster -> the last batch taken had several Works
 }
 
 // burstHold is how long, after a batch of several Works, the next signal to the same cluster
@@ -24,7 +26,7 @@ type workBatches struct {
 const burstHold = 500 * time.Millisecond
 
 func newWorkBatches() *workBatches {
-	return &workBatches{pending: map[string]map[string]bool{}, burst: map[string]bool{}}
+	return &workBatches{pending: map[string]map[string]string{}, burst: map[string]bool{}}
 }
 
 // key records a changed Work of an execution namespace and returns its cluster, the key of
@@ -38,33 +40,42 @@ func (b *workBatches) key(obj any) (string, error) {
 	if !ok {
 		return "", nil
 	}
-	b.add(cluster, u.GetName())
-	return cluster, nil
-}
-
-func (b *workBatches) add(cluster string, names ...string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.pending[cluster] == nil {
-		b.pending[cluster] = map[string]bool{}
+		b.pending[cluster] = map[string]string{}
 	}
-	for _, n := range names {
-		b.pending[cluster][n] = true
+	b.pending[cluster][u.GetName()] = u.GetResourceVersion() // events come in order: the latest wins
+	return cluster, nil
+}
+
+// restore puts back the Works of a signal that could not be sent, unless they changed again.
+func (b *workBatches) restore(cluster string, versions map[string]string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pending[cluster] == nil {
+		b.pending[cluster] = map[string]string{}
+	}
+	for name, version := range versions {
+		if _, newer := b.pending[cluster][name]; !newer {
+			b.pending[cluster][name] = version
+		}
 	}
 }
 
-// take removes and returns the cluster's gathered names, sorted.
-func (b *workBatches) take(cluster string) []string {
+// take removes and returns the cluster's gathered Works: their names, sorted, and versions.
+func (b *workBatches) take(cluster string) ([]string, map[string]string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	names := make([]string, 0, len(b.pending[cluster]))
-	for n := range b.pending[cluster] {
+	versions := b.pending[cluster]
+	names := make([]string, 0, len(versions))
+	for n := range versions {
 		names = append(names, n)
 	}
 	delete(b.pending, cluster)
 	b.burst[cluster] = len(names) > 1
 	slices.Sort(names)
-	return names
+	return names, versions
 }
 
 // holdAfter is the trigger's hold after a signal to cluster: burstHold after a batch of

@@ -8,35 +8,46 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-func work(namespace, name string) *unstructured.Unstructured {
+func work(namespace, name, version string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetNamespace(namespace)
 	u.SetName(name)
+	u.SetResourceVersion(version)
 	return u
 }
 
 func TestWorkBatchesGatherPerCluster(t *testing.T) {
 	b := newWorkBatches()
 	for _, obj := range []any{
-		work("karmada-es-member2", "b"),
-		work("karmada-es-member2", "a"),
-		work("karmada-es-member2", "b"),
-		cache.DeletedFinalStateUnknown{Key: "karmada-es-member3/c", Obj: work("karmada-es-member3", "c")},
+		work("karmada-es-member2", "b", "1"),
+		work("karmada-es-member2", "a", "2"),
+		work("karmada-es-member2", "b", "3"),
+		cache.DeletedFinalStateUnknown{Key: "karmada-es-member3/c", Obj: work("karmada-es-member3", "c", "4")},
 	} {
 		_, err := b.key(obj)
 		assert.NoError(t, err)
 	}
-	key, err := b.key(work("default", "not-in-an-execution-namespace"))
+	key, err := b.key(work("default", "not-in-an-execution-namespace", "5"))
 	assert.NoError(t, err)
 	assert.Empty(t, key, "Works outside execution namespaces concern no cluster")
 
-	assert.Equal(t, []string{"a", "b"}, b.take("member2"))
+	names, versions := b.take("member2")
+	assert.Equal(t, []string{"a", "b"}, names)
+	assert.Equal(t, map[string]string{"a": "2", "b": "3"}, versions, "the latest version seen of each")
 	assert.Equal(t, burstHold, b.holdAfter("member2"), "after a batch of several Works the next signal waits")
-	assert.Empty(t, b.take("member2"), "taken once")
-	b.add("member3", "d") // a failed signal puts its names back
-	assert.Equal(t, []string{"c", "d"}, b.take("member3"))
+	names, _ = b.take("member2")
+	assert.Empty(t, names, "taken once")
 
-	b.add("member3", "c")
-	assert.Equal(t, []string{"c"}, b.take("member3"))
+	_, err = b.key(work("karmada-es-member3", "c", "6"))
+	assert.NoError(t, err)
+	b.restore("member3", map[string]string{"c": "4", "d": "5"}) // a failed signal puts its Works back
+	names, versions = b.take("member3")
+	assert.Equal(t, []string{"c", "d"}, names)
+	assert.Equal(t, map[string]string{"c": "6", "d": "5"}, versions, "a Work seen again since keeps its newer version")
+
+	_, err = b.key(work("karmada-es-member3", "c", "7"))
+	assert.NoError(t, err)
+	names, _ = b.take("member3")
+	assert.Equal(t, []string{"c"}, names)
 	assert.Zero(t, b.holdAfter("member3"), "after a single Work the next signal goes at once")
 }

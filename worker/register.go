@@ -55,8 +55,13 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	opts := deps.Options
 	registry := deps.Members
 
-	// MultiClusterService: workflows/mcs + activities/mcs, reading Works from a cache.
-	works := workcache.New(deps.ControlPlane.Dynamic)
+	// MultiClusterService: workflows/mcs + activities/mcs, reading Works from a cache that
+	// holds every Work when Work execution reads it too.
+	scope := workcache.MultiClusterServiceWorks
+	if opts.EnableWorkExecution {
+		scope = workcache.AllWorks
+	}
+	works := workcache.New(deps.ControlPlane.Dynamic, scope)
 	go works.Run(ctx)
 	mcs.Register(w, &mcsactivities.Activities{
 		WorkCache:          works,
@@ -71,6 +76,7 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	if opts.EnableWorkExecution {
 		execution.Register(w, &executionactivities.Activities{
 			ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Parallelism: 16, Metrics: executionactivities.NewMetrics(deps.Metrics),
+			WorkCache: works,
 		})
 	}
 	if opts.EnableClusterHealth {

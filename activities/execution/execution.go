@@ -25,6 +25,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/internal/workcache"
 )
 
 // Activities holds the clients the execution activities use.
@@ -34,6 +35,8 @@ type Activities struct {
 	// Parallelism bounds the Works applied at once in one call.
 	Parallelism int
 	Metrics     *Metrics
+	// WorkCache, when set, answers reads of Works whose changed version is known.
+	WorkCache *workcache.Cache
 }
 
 // ApplyInput names Works of one cluster's execution namespace to bring into the member; with
@@ -42,6 +45,9 @@ type ApplyInput struct {
 	Cluster string
 	Works   []string `json:",omitempty"`
 	All     bool     `json:",omitempty"`
+	// Versions are, by name, the resourceVersions the changes were seen at: a Work is read
+	// from the cache once it holds that version, instead of from the API server.
+	Versions map[string]string `json:",omitempty"`
 }
 
 // ApplyResult says which Works could not be applied, to be retried.
@@ -109,7 +115,7 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 			defer func() { <-limit; wg.Done() }()
 			var err error
 			if w == nil {
-				w, err = works.Get(ctx, name, metav1.GetOptions{})
+				w, err = a.read(ctx, works, namespace, name, in.Versions[name])
 			}
 			switch {
 			case apierrors.IsNotFound(err):
@@ -140,6 +146,20 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 		}
 	}
 	return res, nil
+}
+
+// read reads a Work from the cache once it holds version (when known), else from the API
+// server. Gone is a NotFound error either way.
+func (a *Activities) read(ctx context.Context, works dynamic.ResourceInterface, namespace, name, version string) (*unstructured.Unstructured, error) {
+	if version != "" {
+		if cached, exists, ok := a.WorkCache.Get(ctx, namespace, name, version); ok {
+			if !exists {
+				return nil, apierrors.NewNotFound(kube.Works.GroupResource(), name)
+			}
+			return cached.DeepCopy(), nil
+		}
+	}
+	return works.Get(ctx, name, metav1.GetOptions{})
 }
 
 // execute applies or removes one Work and reports whether it was removed.

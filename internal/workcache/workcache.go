@@ -1,8 +1,9 @@
-// Package workcache keeps the Works of MultiClusterServices as a watch on the control plane
-// sees them, indexed by MultiClusterService, so that activities read them without listing the
-// API server. A read waits until the writes this process made to the MultiClusterService's
-// Works are visible in the cache; when it cannot (the cache is not synced yet, or the watch
-// lags too long), the caller is told to read the API server instead.
+// Package workcache keeps Works as a watch on the control plane sees them, indexed by
+// MultiClusterService, so that activities read them without asking the API server. A read of
+// a MultiClusterService's Works waits until the writes this process made to them are visible;
+// a read of one Work waits until the cache holds the version a change announced. When the
+// cache cannot answer (not synced yet, or the watch lags too long), the caller is told to
+// read the API server instead.
 package workcache
 
 import (
@@ -33,8 +34,10 @@ type Cache struct {
 	mu sync.Mutex
 	// awaiting are this process's writes not yet seen, by MultiClusterService key and Work key.
 	awaiting map[string]map[string]expectation
-	// changed is closed (and replaced) whenever awaiting shrinks.
+	// changed is closed (and replaced) on every event.
 	changed chan struct{}
+	// gone are the Works seen deleted lately, with the resourceVersion of their deletion.
+	gone map[string]deletion
 	// opaque is set when a resourceVersion is not a number: writes cannot be ordered against
 	// the cache, so it answers nothing.
 	opaque bool
@@ -47,15 +50,36 @@ type expectation struct {
 	deleted bool
 }
 
-// New prepares a cache of the control plane's Works; Run fills it.
-func New(client dynamic.Interface) *Cache {
+type deletion struct {
+	rv   uint64
+	seen time.Time
+}
+
+// goneFor is how long a deletion is remembered for Get.
+const goneFor = time.Minute
+
+// Scope says which Works the cache holds.
+type Scope int
+
+const (
+	// MultiClusterServiceWorks are the Works that carry the MultiClusterService labels.
+	MultiClusterServiceWorks Scope = iota
+	// AllWorks are every Work, for Work execution.
+	AllWorks
+)
+
+// New prepares a cache of the control plane's Works in scope; Run fills it.
+func New(client dynamic.Interface, scope Scope) *Cache {
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
-		o.LabelSelector = networkingv1alpha1.LabelMCSName
+		if scope == MultiClusterServiceWorks {
+			o.LabelSelector = networkingv1alpha1.LabelMCSName
+		}
 	})
 	c := &Cache{
 		informer: factory.ForResource(kube.Works).Informer(),
 		awaiting: map[string]map[string]expectation{},
 		changed:  make(chan struct{}),
+		gone:     map[string]deletion{},
 	}
 	// Managed fields are half of a Work's size and nothing here reads them.
 	_ = c.informer.SetTransform(func(obj any) (any, error) {
@@ -66,7 +90,7 @@ func New(client dynamic.Interface) *Cache {
 	})
 	_ = c.informer.AddIndexers(cache.Indexers{byMCS: func(obj any) ([]string, error) {
 		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
+		if !ok || u.GetLabels()[networkingv1alpha1.LabelMCSName] == "" {
 			return nil, nil
 		}
 		return []string{mcsKey(u.GetLabels())}, nil
@@ -123,6 +147,43 @@ func (c *Cache) Works(ctx context.Context, namespace, name string) (works []*uns
 	return works, true
 }
 
+// Get returns the Work namespace/name once the cache holds it at resourceVersion minVersion
+// or later, or knows it deleted since; exists is false when it is gone. ok is false when the
+// caller must read the API server. The object is shared: callers must not modify it.
+func (c *Cache) Get(ctx context.Context, namespace, name, minVersion string) (work *unstructured.Unstructured, exists, ok bool) {
+	if c == nil || !c.informer.HasSynced() {
+		return nil, false, false
+	}
+	least, err := strconv.ParseUint(minVersion, 10, 64)
+	if err != nil {
+		return nil, false, false
+	}
+	key := namespace + "/" + name
+	deadline := time.NewTimer(MaxWait)
+	defer deadline.Stop()
+	for {
+		// Take the channel before looking, so an event in between still wakes the wait.
+		c.mu.Lock()
+		changed, gone := c.changed, c.gone[key]
+		c.mu.Unlock()
+		obj, found, _ := c.informer.GetIndexer().GetByKey(key)
+		if u, isWork := obj.(*unstructured.Unstructured); found && isWork {
+			if rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64); err == nil && rv >= least {
+				return u, true, true
+			}
+		} else if !found && gone.rv >= least && !gone.seen.IsZero() {
+			return nil, false, true
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return nil, false, false
+		case <-ctx.Done():
+			return nil, false, false
+		}
+	}
+}
+
 // Wrote records that this process wrote work (as the API server returned it).
 func (c *Cache) Wrote(work *unstructured.Unstructured) { c.expect(work, false) }
 
@@ -158,7 +219,7 @@ func (c *Cache) expect(work *unstructured.Unstructured, deleted bool) {
 	c.awaiting[key][workKey] = want
 }
 
-// seen clears the expectations an event meets.
+// seen records a deletion, clears the expectations the event meets and wakes the waiting reads.
 func (c *Cache) seen(obj any, deleted bool) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
@@ -170,6 +231,11 @@ func (c *Cache) seen(obj any, deleted bool) {
 	key, workKey := mcsKey(u.GetLabels()), u.GetNamespace()+"/"+u.GetName()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer func() {
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}()
+	c.remember(workKey, u, deleted)
 	want, ok := c.awaiting[key][workKey]
 	if !ok || !want.metBy(u, deleted) {
 		return
@@ -178,8 +244,25 @@ func (c *Cache) seen(obj any, deleted bool) {
 	if len(c.awaiting[key]) == 0 {
 		delete(c.awaiting, key)
 	}
-	close(c.changed)
-	c.changed = make(chan struct{})
+}
+
+// remember keeps a deletion for goneFor, and forgets it when the Work comes back.
+func (c *Cache) remember(workKey string, u *unstructured.Unstructured, deleted bool) {
+	if !deleted {
+		delete(c.gone, workKey)
+		return
+	}
+	rv, _ := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+	now := time.Now()
+	c.gone[workKey] = deletion{rv: rv, seen: now}
+	if len(c.gone) < 256 {
+		return
+	}
+	for k, d := range c.gone {
+		if now.Sub(d.seen) > goneFor {
+			delete(c.gone, k)
+		}
+	}
 }
 
 // metBy tells whether the object seen (or its deletion) shows the expected write. A deletion

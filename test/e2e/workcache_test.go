@@ -17,12 +17,13 @@ import (
 )
 
 // TestWorkCacheReadsItsOwnWrites: right after this process writes or deletes a Work, the
-// cache answers with that write, never with what it held before; Works of other
-// MultiClusterServices and changes made by others show up too.
+// cache answers with that write, never with what it held before; a Work read at an announced
+// version is at least that new; Works of other MultiClusterServices and changes made by
+// others show up too.
 func TestWorkCacheReadsItsOwnWrites(t *testing.T) {
 	ctx := t.Context()
 	client := testEnv.ControlPlane.Dynamic()
-	c := workcache.New(client)
+	c := workcache.New(client, workcache.MultiClusterServiceWorks)
 	cacheCtx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)
 	go c.Run(cacheCtx)
@@ -77,6 +78,16 @@ func TestWorkCacheReadsItsOwnWrites(t *testing.T) {
 		require.NoError(t, works.Delete(ctx, "wc-b", metav1.DeleteOptions{}))
 		c.Deleted(written)
 		assert.NotContains(t, valuesOf("cached"), "wc-b", "round %d: the cache forgets the Work just deleted", i)
+	}
+
+	// A Work read at a version a change announced (by whoever wrote it) is that version or later.
+	for i := range 20 {
+		value := fmt.Sprint(i)
+		written, err := kube.Apply(ctx, works, work("wc-a", "cached", "announced-"+value))
+		require.NoError(t, err)
+		got, exists, ok := c.Get(ctx, namespace, "wc-a", written.GetResourceVersion())
+		require.True(t, ok && exists, "round %d: the cache answers with the announced version", i)
+		assert.Equal(t, "announced-"+value, got.GetAnnotations()["test/value"], "round %d", i)
 	}
 
 	// A write by someone else (not recorded) shows up once the watch delivers it; Works of

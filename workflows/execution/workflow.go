@@ -35,6 +35,10 @@ const (
 // regular activity.
 const changeApplyAsActivity = "apply-works-as-activity"
 
+// changePassVersions versions passing the versions of changed Works on to ApplyWorks, which
+// then reads them from the worker's cache.
+const changePassVersions = "pass-work-versions"
+
 // WorkflowID is the readable ID of the execution workflow of one cluster.
 func WorkflowID(cluster string) string { return "execution/" + cluster }
 
@@ -42,6 +46,8 @@ func WorkflowID(cluster string) string { return "execution/" + cluster }
 type Change struct {
 	Work  string   `json:",omitempty"`
 	Works []string `json:",omitempty"`
+	// Versions are the resourceVersions the changes were seen at, by Work name.
+	Versions map[string]string `json:",omitempty"`
 }
 
 // names are the Works the change names.
@@ -97,17 +103,29 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		RetryPolicy:         retry,
 	})
 	applyAsActivity := workflow.GetVersion(ctx, changeApplyAsActivity, workflow.DefaultVersion, 1) == 1
+	passVersions := workflow.GetVersion(ctx, changePassVersions, workflow.DefaultVersion, 1) == 1
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 
 	pending := slices.Clone(in.Pending)
+	versions := map[string]string{} // of pending Works, when the signals carried them
+	record := func(c Change) {
+		pending = addNames(pending, c.names())
+		if passVersions {
+			// Setting keys is order-independent.
+			//workflowcheck:ignore
+			for name, version := range c.Versions {
+				versions[name] = version
+			}
+		}
+	}
 	full := true // a new run re-applies everything once
 	var lastFull, retryAt time.Time
 	failures := 0
 	drain := func() {
 		var c Change
 		for changes.ReceiveAsync(&c) {
-			pending = addNames(pending, c.names())
+			record(c)
 			c = Change{}
 		}
 		for resyncs.ReceiveAsync(nil) {
@@ -137,7 +155,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			sel.AddReceive(changes, func(c workflow.ReceiveChannel, _ bool) {
 				var ch Change
 				c.Receive(ctx, &ch)
-				pending = addNames(pending, ch.names())
+				record(ch)
 			})
 			sel.AddReceive(resyncs, func(c workflow.ReceiveChannel, _ bool) {
 				c.Receive(ctx, nil)
@@ -154,7 +172,8 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		} else {
 			slices.Sort(pending)
 			for start := 0; start < len(pending); start += BatchSize {
-				batches = append(batches, act.ApplyInput{Cluster: in.Cluster, Works: pending[start:min(start+BatchSize, len(pending))]})
+				names := pending[start:min(start+BatchSize, len(pending))]
+				batches = append(batches, act.ApplyInput{Cluster: in.Cluster, Works: names, Versions: versionsOf(versions, names)})
 			}
 		}
 		futures := make([]workflow.Future, len(batches))
@@ -190,7 +209,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			lastFull = workflow.Now(ctx)
 			state.LastFull = lastFull
 		}
-		full, pending = false, nil
+		full, pending, versions = false, nil, map[string]string{}
 		state.Failed, state.LastError, state.Pending = failed, lastErr, 0
 		if len(failed) > 0 {
 			failures++
@@ -219,4 +238,18 @@ func addNames(names []string, more []string) []string {
 		}
 	}
 	return names
+}
+
+// versionsOf picks the versions of names (nil when there are none).
+func versionsOf(versions map[string]string, names []string) map[string]string {
+	var out map[string]string
+	for _, name := range names {
+		if v, ok := versions[name]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = v
+		}
+	}
+	return out
 }
