@@ -75,9 +75,9 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 	namespace := naming.ExecutionNamespace(in.Cluster)
 	works := a.ControlPlane.Resource(kube.Works).Namespace(namespace)
 
-	// A full pass lists the namespace; named Works are read one by one, in parallel below:
-	// one list of a namespace holding thousands of Works costs the API server and the worker
-	// far more than the few reads a batch needs.
+	// A full pass lists the namespace; named Works are read one by one by the appliers below
+	// (from the worker's cache when the change's version is known): one list of a namespace
+	// holding thousands of Works costs the API server and the worker far more than a batch needs.
 	var items []*unstructured.Unstructured
 	if in.All {
 		list, err := works.List(ctx, metav1.ListOptions{})
