@@ -27,7 +27,7 @@ const MaxWait = 2 * time.Second
 
 const byMCS = "mcs"
 
-// Cache holds every Work that carries the MultiClusterService labels.
+// Cache holds the Works of its Scope.
 type Cache struct {
 	informer cache.SharedIndexInformer
 
@@ -110,29 +110,14 @@ func (c *Cache) Run(ctx context.Context) { c.informer.Run(ctx.Done()) }
 // process made to them is visible; ok is false when the caller must read the API server.
 // The objects are shared: callers must not modify them.
 func (c *Cache) Works(ctx context.Context, namespace, name string) (works []*unstructured.Unstructured, ok bool) {
-	if c == nil || !c.informer.HasSynced() {
-		return nil, false
-	}
 	key := namespace + "/" + name
-	deadline := time.NewTimer(MaxWait)
-	defer deadline.Stop()
-	for {
+	visible := c.waitFor(ctx, func() bool {
 		c.mu.Lock()
-		opaque, waiting, changed := c.opaque, len(c.awaiting[key]) > 0, c.changed
-		c.mu.Unlock()
-		if opaque {
-			return nil, false
-		}
-		if !waiting {
-			break
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			return nil, false
-		case <-ctx.Done():
-			return nil, false
-		}
+		defer c.mu.Unlock()
+		return !c.opaque && len(c.awaiting[key]) == 0
+	})
+	if !visible {
+		return nil, false
 	}
 	objs, err := c.informer.GetIndexer().ByIndex(byMCS, key)
 	if err != nil {
@@ -151,35 +136,52 @@ func (c *Cache) Works(ctx context.Context, namespace, name string) (works []*uns
 // or later, or knows it deleted since; exists is false when it is gone. ok is false when the
 // caller must read the API server. The object is shared: callers must not modify it.
 func (c *Cache) Get(ctx context.Context, namespace, name, minVersion string) (work *unstructured.Unstructured, exists, ok bool) {
-	if c == nil || !c.informer.HasSynced() {
-		return nil, false, false
-	}
 	least, err := strconv.ParseUint(minVersion, 10, 64)
 	if err != nil {
 		return nil, false, false
 	}
 	key := namespace + "/" + name
+	ok = c.waitFor(ctx, func() bool {
+		obj, found, _ := c.informer.GetIndexer().GetByKey(key)
+		if u, isWork := obj.(*unstructured.Unstructured); found && isWork {
+			rv, known := versionOf(u)
+			work, exists = u, true
+			return known && rv >= least
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		gone, deleted := c.gone[key]
+		work, exists = nil, false
+		return deleted && gone.rv >= least
+	})
+	if !ok {
+		return nil, false, false
+	}
+	return work, exists, true
+}
+
+// waitFor waits, at most MaxWait, until ready (evaluated after each event) is true; false
+// means the cache cannot answer: not synced, too slow, or ctx done.
+func (c *Cache) waitFor(ctx context.Context, ready func() bool) bool {
+	if c == nil || !c.informer.HasSynced() {
+		return false
+	}
 	deadline := time.NewTimer(MaxWait)
 	defer deadline.Stop()
 	for {
 		// Take the channel before looking, so an event in between still wakes the wait.
 		c.mu.Lock()
-		changed, gone := c.changed, c.gone[key]
+		changed := c.changed
 		c.mu.Unlock()
-		obj, found, _ := c.informer.GetIndexer().GetByKey(key)
-		if u, isWork := obj.(*unstructured.Unstructured); found && isWork {
-			if rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64); err == nil && rv >= least {
-				return u, true, true
-			}
-		} else if !found && gone.rv >= least && !gone.seen.IsZero() {
-			return nil, false, true
+		if ready() {
+			return true
 		}
 		select {
 		case <-changed:
 		case <-deadline.C:
-			return nil, false, false
+			return false
 		case <-ctx.Done():
-			return nil, false, false
+			return false
 		}
 	}
 }
@@ -194,10 +196,10 @@ func (c *Cache) expect(work *unstructured.Unstructured, deleted bool) {
 	if c == nil || work.GetLabels()[networkingv1alpha1.LabelMCSName] == "" {
 		return
 	}
-	rv, err := strconv.ParseUint(work.GetResourceVersion(), 10, 64)
+	rv, known := versionOf(work)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err != nil {
+	if !known {
 		c.opaque = true
 		return
 	}
@@ -252,7 +254,7 @@ func (c *Cache) remember(workKey string, u *unstructured.Unstructured, deleted b
 		delete(c.gone, workKey)
 		return
 	}
-	rv, _ := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+	rv, _ := versionOf(u)
 	now := time.Now()
 	c.gone[workKey] = deletion{rv: rv, seen: now}
 	if len(c.gone) < 256 {
@@ -271,14 +273,20 @@ func (e expectation) metBy(u *unstructured.Unstructured, deleted bool) bool {
 	if deleted {
 		return true
 	}
-	rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
-	if err != nil {
+	rv, known := versionOf(u)
+	if !known {
 		return false
 	}
 	if e.deleted {
 		return rv > e.rv // written again after the delete
 	}
 	return rv >= e.rv
+}
+
+// versionOf is the object's resourceVersion as a number; false when it is not one.
+func versionOf(u *unstructured.Unstructured) (uint64, bool) {
+	rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+	return rv, err == nil
 }
 
 func mcsKey(l map[string]string) string {
