@@ -334,10 +334,10 @@ func (a *Activities) ObserveApplied(ctx context.Context, in ObserveAppliedInput)
 }
 
 func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput) ([]ConsumerApplied, error) {
-	// The cache may not show yet the status a signal announced: an answer that is not
+	// The cache may not show yet the status a signal announced: then an answer that is not
 	// all applied is read again from the API server.
 	if cached, ok := a.cachedWorks(ctx, in.MCS, naming.RoleDispatched); ok {
-		if out := appliedPerConsumer(cached, in.Consumers); allApplied(out) {
+		if out := appliedPerConsumer(cached, in.Consumers); allApplied(out) || !in.Announced {
 			return out, nil
 		}
 	}

@@ -98,6 +98,10 @@ type DispatchResult struct {
 type ObserveAppliedInput struct {
 	MCS       Ref
 	Consumers []string
+	// Announced says a signal announced a change of the Works' status, which the cache may
+	// not show yet: an answer from the cache that is not all applied is then read again from
+	// the API server. Without it, the cache's answer stands.
+	Announced bool `json:",omitempty"`
 }
 
 // ConsumerApplied is the Applied state of one consumer's dispatched Works.

@@ -314,7 +314,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	changed := r.collect(ctx, plan, pending)
 	dispatchChanged := r.dispatch(ctx, plan, obs, pending, changed)
 	if pending.Full || pending.Applied || dispatchChanged {
-		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers}
+		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied}
 		if err := workflow.ExecuteLocalActivity(ctx, activities.ObserveApplied, in).Get(ctx, &r.applied); err != nil {
 			failed = true
 		}
