@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -299,7 +300,7 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 	if in.Exclusive {
 		onlyProviders = nil
 	}
-	changed, err := a.syncWorks(ctx, namespace, worksIn(works, namespace, naming.RoleDispatched), desired, onlyProviders...)
+	changed, err := a.syncWorks(ctx, worksIn(works, namespace, naming.RoleDispatched), desired, onlyProviders...)
 	if err != nil {
 		return res, err
 	}
@@ -449,6 +450,9 @@ func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error
 }
 
 func (a *Activities) deleteWork(ctx context.Context, work *unstructured.Unstructured) error {
+	if work.GetDeletionTimestamp() != nil {
+		return nil // already going
+	}
 	err := a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()).Delete(ctx, work.GetName(), metav1.DeleteOptions{})
 	if kube.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
@@ -464,25 +468,8 @@ func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[
 	if err != nil {
 		return err
 	}
-	existing := map[string]string{}
-	for _, w := range works {
-		if want, ok := desired[w.GetNamespace()]; ok && want.GetName() == w.GetName() {
-			existing[w.GetNamespace()] = w.GetAnnotations()[naming.AnnotationManifestHash]
-			continue
-		}
-		if err := a.deleteWork(ctx, &w); err != nil {
-			return err
-		}
-	}
-	for _, work := range sortedWorks(desired) {
-		if hash, ok := existing[work.GetNamespace()]; ok && hash == work.GetAnnotations()[naming.AnnotationManifestHash] {
-			continue
-		}
-		if err := a.applyWork(ctx, work); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = a.applyWorkSync(ctx, planWorkSync(works, sortedWorks(desired), nil))
+	return err
 }
 
 // syncWorksIn makes namespace hold exactly the desired Works (by name) of one role of the
@@ -490,43 +477,81 @@ func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[
 // candidates for deletion.
 func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref, role string, desired map[string]*unstructured.Unstructured, onlyProviders ...string) (bool, error) {
 	if cached, ok := a.cachedWorks(ctx, ref, role); ok {
-		return a.syncWorks(ctx, namespace, worksIn(cached, namespace, role), desired, onlyProviders...)
+		return a.syncWorks(ctx, worksIn(cached, namespace, role), desired, onlyProviders...)
 	}
 	list, err := a.ControlPlane.Resource(kube.Works).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(workLabels(ref, role)).String()})
 	if err != nil {
 		return false, fmt.Errorf("listing %s Works of %s in %s: %w", role, ref, namespace, err)
 	}
-	return a.syncWorks(ctx, namespace, list.Items, desired, onlyProviders...)
+	return a.syncWorks(ctx, list.Items, desired, onlyProviders...)
 }
 
-// syncWorks makes namespace hold exactly the desired Works, given the ones of the same role
+// syncWorks makes a namespace hold exactly the desired Works, given the ones of the same role
 // it holds now (see syncWorksIn).
-func (a *Activities) syncWorks(ctx context.Context, namespace string, current []unstructured.Unstructured, desired map[string]*unstructured.Unstructured, onlyProviders ...string) (bool, error) {
-	changed := false
-	existing := map[string]string{}
-	for _, w := range current {
-		existing[w.GetName()] = w.GetAnnotations()[naming.AnnotationManifestHash]
-		if _, keep := desired[w.GetName()]; keep {
-			continue
-		}
-		if len(onlyProviders) > 0 && !slices.Contains(onlyProviders, w.GetLabels()[naming.LabelProvider]) {
-			continue
-		}
-		if err := a.deleteWork(ctx, &w); err != nil {
+func (a *Activities) syncWorks(ctx context.Context, current []unstructured.Unstructured, desired map[string]*unstructured.Unstructured, onlyProviders ...string) (bool, error) {
+	return a.applyWorkSync(ctx, planWorkSync(current, sortedWorks(desired), onlyProviders))
+}
+
+// applyWorkSync carries out a plan. A desired Work that is still being deleted is written once
+// it is gone: until then the sync reports an error, so that it is retried.
+func (a *Activities) applyWorkSync(ctx context.Context, plan workSync) (changed bool, err error) {
+	for _, w := range plan.remove {
+		if err := a.deleteWork(ctx, w); err != nil {
 			return changed, err
 		}
 		changed = true
 	}
-	for _, work := range sortedWorks(desired) {
-		if hash, ok := existing[work.GetName()]; ok && hash == work.GetAnnotations()[naming.AnnotationManifestHash] {
-			continue
-		}
+	for _, work := range plan.write {
 		if err := a.applyWork(ctx, work); err != nil {
 			return changed, err
 		}
 		changed = true
 	}
+	if len(plan.awaitingDeletion) > 0 {
+		return changed, fmt.Errorf("Works %s are still being deleted; they are written again once gone", strings.Join(plan.awaitingDeletion, ", "))
+	}
 	return changed, nil
+}
+
+// workSync is what it takes to make the Works held exactly the desired ones.
+type workSync struct {
+	remove           []*unstructured.Unstructured // held, not desired
+	write            []*unstructured.Unstructured // desired, missing or with another manifest hash
+	awaitingDeletion []string                     // desired, held but being deleted (namespace/name): written once gone
+}
+
+// planWorkSync compares the Works held (current) with the desired ones by namespace, name and
+// manifest hash. With onlyProviders, only Works dispatched from those providers may be
+// removed. Works already being deleted are not deleted again.
+func planWorkSync(current []unstructured.Unstructured, desired []*unstructured.Unstructured, onlyProviders []string) workSync {
+	key := func(w *unstructured.Unstructured) string { return w.GetNamespace() + "/" + w.GetName() }
+	wanted := map[string]bool{}
+	for _, w := range desired {
+		wanted[key(w)] = true
+	}
+	var plan workSync
+	held := map[string]*unstructured.Unstructured{}
+	for i := range current {
+		w := &current[i]
+		held[key(w)] = w
+		switch {
+		case wanted[key(w)], w.GetDeletionTimestamp() != nil:
+		case len(onlyProviders) > 0 && !slices.Contains(onlyProviders, w.GetLabels()[naming.LabelProvider]):
+		default:
+			plan.remove = append(plan.remove, w)
+		}
+	}
+	for _, work := range desired {
+		w, ok := held[key(work)]
+		switch {
+		case ok && w.GetDeletionTimestamp() != nil:
+			plan.awaitingDeletion = append(plan.awaitingDeletion, key(work))
+		case ok && w.GetAnnotations()[naming.AnnotationManifestHash] == work.GetAnnotations()[naming.AnnotationManifestHash]:
+		default:
+			plan.write = append(plan.write, work)
+		}
+	}
+	return plan
 }
 
 // applyWork creates or updates a Work; one that Work execution will apply carries its
