@@ -22,6 +22,7 @@ import (
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/pki"
 )
 
 // Activities holds the clients of the host cluster the control planes are installed into.
@@ -158,20 +159,20 @@ func (a *Activities) GenerateCertificates(ctx context.Context, ref Ref) (Certifi
 
 func (t *target) ensureCertificates(ctx context.Context, k *operatorv1alpha1.Karmada, addresses []string) (Certificates, error) {
 	names := NamesFor(k.Name)
-	var customCA *keyPair
+	var customCA *pki.KeyPair
 	if c := k.Spec.CustomCertificate; c != nil && c.APIServerCACert != nil {
 		ref := secretRef(k, *c.APIServerCACert)
 		secret, err := t.a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return Certificates{}, fmt.Errorf("reading CA Secret %s/%s: %w", ref.Namespace, ref.Name, err)
 		}
-		customCA = &keyPair{Cert: secret.Data[KeyTLSCert], Key: secret.Data[KeyTLSKey]}
+		customCA = &pki.KeyPair{Cert: secret.Data[KeyTLSCert], Key: secret.Data[KeyTLSKey]}
 	}
 	certs, err := t.ensureSecret(ctx, k, names.Of(SuffixCert), APIServer.Name, certSecretContents(k, customCA, addresses))
 	if err != nil {
 		return Certificates{}, err
 	}
-	ca, err := parseAuthority(keyPair{Cert: certs[KeyCACert], Key: certs[KeyCAKey]})
+	ca, err := pki.ParseAuthority(pki.KeyPair{Cert: certs[KeyCACert], Key: certs[KeyCAKey]})
 	if err != nil {
 		return Certificates{}, fmt.Errorf("CA of Secret %s/%s: %w", k.Namespace, names.Of(SuffixCert), err)
 	}

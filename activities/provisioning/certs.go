@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/pki"
 )
 
 // Keys of the cert Secret.
@@ -68,7 +69,7 @@ func leafValidity(k *operatorv1alpha1.Karmada) time.Duration {
 	if c := k.Spec.CustomCertificate; c != nil && c.LeafCertValidityDays != nil && *c.LeafCertValidityDays > 0 {
 		return time.Duration(*c.LeafCertValidityDays) * 24 * time.Hour
 	}
-	return defaultLeafValidity
+	return pki.DefaultLeafValidity
 }
 
 // serviceDNSNames are the in-cluster names of Service svc in namespace ns.
@@ -79,7 +80,7 @@ func serviceDNSNames(svc, ns, domain string) []string {
 // apiServerLeaf is the API server's serving certificate: loopback, the kubernetes Service of
 // the control plane, every Service of the instance's namespace and of karmada-system, the
 // given addresses (node or load-balancer address) and spec certSANs.
-func apiServerLeaf(k *operatorv1alpha1.Karmada, addresses []string) leafSpec {
+func apiServerLeaf(k *operatorv1alpha1.Karmada, addresses []string) pki.LeafSpec {
 	domain := DNSDomain(k)
 	names := []string{"localhost", "127.0.0.1", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 		"kubernetes.default.svc." + domain,
@@ -91,8 +92,8 @@ func apiServerLeaf(k *operatorv1alpha1.Karmada, addresses []string) leafSpec {
 	}
 	names = append(names, addresses...)
 	names = append(names, apiServerSpec(k).CertSANs...)
-	dns, ips := splitSANs(dedupe(names))
-	return leafSpec{CommonName: "karmada-apiserver", DNSNames: dns, IPs: ips, Server: true}
+	dns, ips := pki.SplitSANs(dedupe(names))
+	return pki.LeafSpec{CommonName: "karmada-apiserver", DNSNames: dns, IPs: ips, Server: true}
 }
 
 func firstServiceIP(k *operatorv1alpha1.Karmada) net.IP {
@@ -124,7 +125,7 @@ func dedupe(in []string) []string {
 
 // certSecretContents fills the cert Secret: CAs and keys only when missing (they are
 // generated once), leaves when missing or when they no longer cover what the spec needs.
-func certSecretContents(k *operatorv1alpha1.Karmada, customCA *keyPair, addresses []string) func(map[string][]byte) (bool, error) {
+func certSecretContents(k *operatorv1alpha1.Karmada, customCA *pki.KeyPair, addresses []string) func(map[string][]byte) (bool, error) {
 	return func(data map[string][]byte) (bool, error) {
 		names := NamesFor(k.Name)
 		domain := DNSDomain(k)
@@ -139,7 +140,7 @@ func certSecretContents(k *operatorv1alpha1.Karmada, customCA *keyPair, addresse
 		}
 		changed = caChanged || fpChanged
 		if len(data[KeyServiceAccountKey]) == 0 || len(data[KeyServiceAccountPub]) == 0 {
-			sa, err := newSigningKey()
+			sa, err := pki.NewSigningKey()
 			if err != nil {
 				return false, err
 			}
@@ -149,17 +150,17 @@ func certSecretContents(k *operatorv1alpha1.Karmada, customCA *keyPair, addresse
 		if a := k.Spec.Components; a != nil && a.KarmadaAggregatedAPIServer != nil {
 			aggregatedSANs = a.KarmadaAggregatedAPIServer.CertSANs
 		}
-		aggDNS, aggIPs := splitSANs(append(serviceDNSNames(names.Of(SuffixAggregatedAPIServer), k.Namespace, domain), aggregatedSANs...))
+		aggDNS, aggIPs := pki.SplitSANs(append(serviceDNSNames(names.Of(SuffixAggregatedAPIServer), k.Namespace, domain), aggregatedSANs...))
 		leaves := []struct {
-			ca         *authority
+			ca         *pki.Authority
 			cert, key  string
-			spec       leafSpec
+			spec       pki.LeafSpec
 			forceFresh bool
 		}{
 			{ca, KeyAPIServerCert, KeyAPIServerKey, apiServerLeaf(k, addresses), caChanged},
-			{ca, KeyAggregatedCert, KeyAggregatedKey, leafSpec{CommonName: "karmada-aggregated-apiserver", DNSNames: aggDNS, IPs: aggIPs, Server: true}, caChanged},
-			{ca, KeyAdminCert, KeyAdminKey, leafSpec{CommonName: AdminUser, Organization: []string{AdminGroup}, Client: true}, caChanged},
-			{frontProxy, KeyFrontProxyClientCert, KeyFrontProxyClientKey, leafSpec{CommonName: "front-proxy-client", Client: true}, fpChanged},
+			{ca, KeyAggregatedCert, KeyAggregatedKey, pki.LeafSpec{CommonName: "karmada-aggregated-apiserver", DNSNames: aggDNS, IPs: aggIPs, Server: true}, caChanged},
+			{ca, KeyAdminCert, KeyAdminKey, pki.LeafSpec{CommonName: AdminUser, Organization: []string{AdminGroup}, Client: true}, caChanged},
+			{frontProxy, KeyFrontProxyClientCert, KeyFrontProxyClientKey, pki.LeafSpec{CommonName: "front-proxy-client", Client: true}, fpChanged},
 		}
 		for _, l := range leaves {
 			issued, err := ensureLeaf(data, l.ca, l.cert, l.key, l.spec, leafValidity(k))
@@ -188,15 +189,15 @@ func etcdSecretContents(k *operatorv1alpha1.Karmada) func(map[string][]byte) (bo
 		etcd, client := names.Of(SuffixEtcd), names.Of(SuffixEtcdClient)
 		base := append(serviceDNSNames(client, k.Namespace, domain), "localhost", "127.0.0.1",
 			"*."+etcd+"."+k.Namespace+".svc", "*."+etcd+"."+k.Namespace+".svc."+domain)
-		serverDNS, serverIPs := splitSANs(dedupe(append(slices.Clone(base), serverSANs...)))
-		peerDNS, peerIPs := splitSANs(dedupe(append(slices.Clone(base), peerSANs...)))
+		serverDNS, serverIPs := pki.SplitSANs(dedupe(append(slices.Clone(base), serverSANs...)))
+		peerDNS, peerIPs := pki.SplitSANs(dedupe(append(slices.Clone(base), peerSANs...)))
 		leaves := []struct {
 			cert, key string
-			spec      leafSpec
+			spec      pki.LeafSpec
 		}{
-			{KeyEtcdServerCert, KeyEtcdServerKey, leafSpec{CommonName: "etcd-server", DNSNames: serverDNS, IPs: serverIPs, Server: true, Client: true}},
-			{KeyEtcdPeerCert, KeyEtcdPeerKey, leafSpec{CommonName: "etcd-peer", DNSNames: peerDNS, IPs: peerIPs, Server: true, Client: true}},
-			{KeyEtcdClientCert, KeyEtcdClientKey, leafSpec{CommonName: "karmada-apiserver-etcd-client", Client: true}},
+			{KeyEtcdServerCert, KeyEtcdServerKey, pki.LeafSpec{CommonName: "etcd-server", DNSNames: serverDNS, IPs: serverIPs, Server: true, Client: true}},
+			{KeyEtcdPeerCert, KeyEtcdPeerKey, pki.LeafSpec{CommonName: "etcd-peer", DNSNames: peerDNS, IPs: peerIPs, Server: true, Client: true}},
+			{KeyEtcdClientCert, KeyEtcdClientKey, pki.LeafSpec{CommonName: "karmada-apiserver-etcd-client", Client: true}},
 		}
 		for _, l := range leaves {
 			issued, err := ensureLeaf(data, ca, l.cert, l.key, l.spec, leafValidity(k))
@@ -224,50 +225,50 @@ func externalEtcdContents(external *corev1.Secret) func(map[string][]byte) (bool
 }
 
 // webhookSecretContents fills the webhook-cert Secret: karmada-webhook's serving certificate.
-func webhookSecretContents(k *operatorv1alpha1.Karmada, ca *authority) func(map[string][]byte) (bool, error) {
+func webhookSecretContents(k *operatorv1alpha1.Karmada, ca *pki.Authority) func(map[string][]byte) (bool, error) {
 	return func(data map[string][]byte) (bool, error) {
 		dns := serviceDNSNames(NamesFor(k.Name).Of(SuffixWebhook), k.Namespace, DNSDomain(k))
-		issued, err := ensureLeaf(data, ca, KeyTLSCert, KeyTLSKey, leafSpec{CommonName: "karmada-webhook", DNSNames: dns, Server: true}, leafValidity(k))
+		issued, err := ensureLeaf(data, ca, KeyTLSCert, KeyTLSKey, pki.LeafSpec{CommonName: "karmada-webhook", DNSNames: dns, Server: true}, leafValidity(k))
 		if err != nil {
 			return false, err
 		}
-		changed := issued || string(data[KeyCACert]) != string(ca.pair.Cert)
-		data[KeyCACert] = ca.pair.Cert
+		changed := issued || string(data[KeyCACert]) != string(ca.Pair().Cert)
+		data[KeyCACert] = ca.Pair().Cert
 		return changed, nil
 	}
 }
 
 // ensureAuthority returns the CA stored under certKey/keyKey, creating it (or storing
 // custom) when missing. changed tells whether data was modified.
-func ensureAuthority(data map[string][]byte, certKey, keyKey, commonName string, custom *keyPair) (*authority, bool, error) {
+func ensureAuthority(data map[string][]byte, certKey, keyKey, commonName string, custom *pki.KeyPair) (*pki.Authority, bool, error) {
 	if len(data[certKey]) > 0 && len(data[keyKey]) > 0 && (custom == nil || string(custom.Cert) == string(data[certKey])) {
-		ca, err := parseAuthority(keyPair{Cert: data[certKey], Key: data[keyKey]})
+		ca, err := pki.ParseAuthority(pki.KeyPair{Cert: data[certKey], Key: data[keyKey]})
 		if err != nil {
 			return nil, false, fmt.Errorf("CA %s: %w", certKey, err)
 		}
 		return ca, false, nil
 	}
-	var ca *authority
+	var ca *pki.Authority
 	var err error
 	if custom != nil {
-		ca, err = parseAuthority(*custom)
+		ca, err = pki.ParseAuthority(*custom)
 	} else {
-		ca, err = newAuthority(commonName)
+		ca, err = pki.NewAuthority(commonName)
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	data[certKey], data[keyKey] = ca.pair.Cert, ca.pair.Key
+	data[certKey], data[keyKey] = ca.Pair().Cert, ca.Pair().Key
 	return ca, true, nil
 }
 
 // ensureLeaf issues the leaf under certKey/keyKey unless the stored one is signed by ca and
 // covers spec; it reports whether it issued one.
-func ensureLeaf(data map[string][]byte, ca *authority, certKey, keyKey string, spec leafSpec, validity time.Duration) (bool, error) {
-	if len(data[keyKey]) > 0 && ca.covers(data[certKey], spec) {
+func ensureLeaf(data map[string][]byte, ca *pki.Authority, certKey, keyKey string, spec pki.LeafSpec, validity time.Duration) (bool, error) {
+	if len(data[keyKey]) > 0 && ca.Covers(data[certKey], spec) {
 		return false, nil
 	}
-	pair, err := ca.issue(spec, validity)
+	pair, err := ca.Issue(spec, validity)
 	if err != nil {
 		return false, err
 	}

@@ -17,6 +17,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/pki"
 )
 
 // controlPlaneTimeout bounds each request to a new control plane.
@@ -61,7 +62,7 @@ func (t *target) endpoint(ctx context.Context, k *operatorv1alpha1.Karmada) (str
 }
 
 // kubeconfig renders a kubeconfig for server, trusting ca, authenticating with client.
-func kubeconfig(server string, ca []byte, user string, client keyPair) ([]byte, error) {
+func kubeconfig(server string, ca []byte, user string, client pki.KeyPair) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["karmada"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: client.Cert, ClientKeyData: client.Key}
@@ -98,7 +99,7 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 		return "", fmt.Errorf("reading Secret %s/%s: %w", k.Namespace, names.Of(SuffixCert), err)
 	}
 	caPEM := certs.Data[KeyCACert]
-	admin := keyPair{Cert: certs.Data[KeyAdminCert], Key: certs.Data[KeyAdminKey]}
+	admin := pki.KeyPair{Cert: certs.Data[KeyAdminCert], Key: certs.Data[KeyAdminKey]}
 	adminConfig := func(data map[string][]byte) (bool, error) {
 		want, err := kubeconfig(endpoint, caPEM, AdminUser, admin)
 		if err != nil {
@@ -120,7 +121,7 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 			break
 		}
 	}
-	ca, err := parseAuthority(keyPair{Cert: caPEM, Key: certs.Data[KeyCAKey]})
+	ca, err := pki.ParseAuthority(pki.KeyPair{Cert: caPEM, Key: certs.Data[KeyCAKey]})
 	if err != nil {
 		return "", fmt.Errorf("CA of Secret %s/%s: %w", k.Namespace, names.Of(SuffixCert), err)
 	}
@@ -131,7 +132,7 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 			if kubeconfigCurrent(data[KeyKubeconfig], inCluster, caPEM) {
 				return false, nil
 			}
-			client, err := ca.issue(leafSpec{CommonName: user, Organization: []string{AdminGroup}, Client: true}, leafValidity(k))
+			client, err := ca.Issue(pki.LeafSpec{CommonName: user, Organization: []string{AdminGroup}, Client: true}, leafValidity(k))
 			if err != nil {
 				return false, err
 			}

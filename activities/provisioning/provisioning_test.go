@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/pki"
 )
 
 func karmada(name string, mutate ...func(*operatorv1alpha1.Karmada)) *operatorv1alpha1.Karmada {
@@ -221,19 +222,19 @@ func TestCertificatesGeneratedOnce(t *testing.T) {
 	secret, err := client.CoreV1().Secrets("tenant1").Get(ctx, "foo-karmada-cert", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, Labels("foo", "karmada-apiserver"), secret.Labels)
-	ca, err := parseAuthority(keyPair{Cert: secret.Data[KeyCACert], Key: secret.Data[KeyCAKey]})
+	ca, err := pki.ParseAuthority(pki.KeyPair{Cert: secret.Data[KeyCACert], Key: secret.Data[KeyCAKey]})
 	require.NoError(t, err)
-	serving, err := parseCert(secret.Data[KeyAPIServerCert])
+	serving, err := pki.ParseCert(secret.Data[KeyAPIServerCert])
 	require.NoError(t, err)
 	assert.Contains(t, serving.DNSNames, "karmada.example.com")
 	assert.Contains(t, serving.DNSNames, "*.tenant1.svc.cluster.local")
 	assert.Contains(t, serving.DNSNames, "*.karmada-system.svc")
 	assert.True(t, slices.ContainsFunc(serving.IPAddresses, func(ip net.IP) bool { return ip.String() == "192.0.2.7" }))
-	admin, err := parseCert(secret.Data[KeyAdminCert])
+	admin, err := pki.ParseCert(secret.Data[KeyAdminCert])
 	require.NoError(t, err)
 	assert.Equal(t, "system:admin", admin.Subject.CommonName)
 	assert.Equal(t, []string{"system:masters"}, admin.Subject.Organization)
-	require.NoError(t, admin.CheckSignatureFrom(ca.cert))
+	require.NoError(t, admin.CheckSignatureFrom(ca.Certificate()))
 
 	again, err := a.local().ensureCertificates(ctx, k, []string{"127.0.0.1"})
 	require.NoError(t, err)

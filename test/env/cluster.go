@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/karmadaflow/karmadaflow/internal/pki"
 )
 
 // Role is what a cluster is for in the environment.
@@ -106,30 +108,33 @@ func (c *Cluster) prepare(envDir string, port int, componentPorts map[string]int
 		return err
 	}
 
-	ca, err := newCertAuthority(c.Name + "-ca")
+	ca, err := pki.NewAuthority(c.Name + "-ca")
 	if err != nil {
 		return err
 	}
-	certPEM, keyPEM, err := ca.issueServing("kube-apiserver",
-		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")})
+	serving, err := ca.Issue(pki.LeafSpec{
+		CommonName: "kube-apiserver",
+		DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPs:        []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+		Server:     true,
+	}, pki.DefaultLeafValidity)
 	if err != nil {
 		return err
 	}
-	saKey, saPub, err := newServiceAccountKey()
+	sa, err := pki.NewSigningKey()
 	if err != nil {
 		return err
 	}
 	if c.token, err = randomToken(); err != nil {
 		return err
 	}
-	c.caPEM = ca.certPEM
+	c.caPEM = ca.Pair().Cert
 	files := map[string][]byte{
-		"ca.crt":        ca.certPEM,
-		"apiserver.crt": certPEM,
-		"apiserver.key": keyPEM,
-		"sa.key":        saKey,
-		"sa.pub":        saPub,
+		"ca.crt":        c.caPEM,
+		"apiserver.crt": serving.Cert,
+		"apiserver.key": serving.Key,
+		"sa.key":        sa.Key,
+		"sa.pub":        sa.Cert,
 		"tokens.csv":    []byte(c.token + ",admin,admin,system:masters\n"),
 	}
 	for name, data := range files {

@@ -1,4 +1,6 @@
-package provisioning
+// Package pki makes the certificates and keys of a Kubernetes control plane: certificate
+// authorities, the serving and client certificates they sign, and service-account signing keys.
+package pki
 
 import (
 	"crypto"
@@ -16,26 +18,26 @@ import (
 	"time"
 )
 
-// caValidity is how long generated CAs are valid; leaves default to defaultLeafValidity.
+// CAValidity is how long generated CAs are valid; leaves default to DefaultLeafValidity.
 const (
-	caValidity          = 10 * 365 * 24 * time.Hour
-	defaultLeafValidity = 365 * 24 * time.Hour
+	CAValidity          = 10 * 365 * 24 * time.Hour
+	DefaultLeafValidity = 365 * 24 * time.Hour
 )
 
-// keyPair is a certificate and its private key, PEM-encoded.
-type keyPair struct {
+// KeyPair is a certificate (or public key) and its private key, PEM-encoded.
+type KeyPair struct {
 	Cert, Key []byte
 }
 
-// authority signs certificates.
-type authority struct {
-	pair keyPair
+// Authority signs certificates.
+type Authority struct {
+	pair KeyPair
 	cert *x509.Certificate
 	key  crypto.Signer
 }
 
-// leafSpec describes a certificate to issue.
-type leafSpec struct {
+// LeafSpec describes a certificate to issue.
+type LeafSpec struct {
 	CommonName   string
 	Organization []string
 	DNSNames     []string
@@ -44,7 +46,8 @@ type leafSpec struct {
 	Client       bool
 }
 
-func newAuthority(commonName string) (*authority, error) {
+// NewAuthority makes a new self-signed CA.
+func NewAuthority(commonName string) (*Authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generating key of CA %s: %w", commonName, err)
@@ -58,7 +61,7 @@ func newAuthority(commonName string) (*authority, error) {
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: commonName},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(caValidity),
+		NotAfter:              now.Add(CAValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -71,11 +74,12 @@ func newAuthority(commonName string) (*authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseAuthority(keyPair{Cert: pemBlock("CERTIFICATE", der), Key: keyPEM})
+	return ParseAuthority(KeyPair{Cert: pemBlock("CERTIFICATE", der), Key: keyPEM})
 }
 
-func parseAuthority(pair keyPair) (*authority, error) {
-	cert, err := parseCert(pair.Cert)
+// ParseAuthority reads a CA from its PEM certificate and key.
+func ParseAuthority(pair KeyPair) (*Authority, error) {
+	cert, err := ParseCert(pair.Cert)
 	if err != nil {
 		return nil, err
 	}
@@ -99,18 +103,24 @@ func parseAuthority(pair keyPair) (*authority, error) {
 	if !ok {
 		return nil, errors.New("CA key cannot sign")
 	}
-	return &authority{pair: pair, cert: cert, key: signer}, nil
+	return &Authority{pair: pair, cert: cert, key: signer}, nil
 }
 
-// issue signs a new leaf certificate valid for validity.
-func (ca *authority) issue(spec leafSpec, validity time.Duration) (keyPair, error) {
+// Pair is the CA's certificate and key, PEM-encoded.
+func (ca *Authority) Pair() KeyPair { return ca.pair }
+
+// Certificate is the CA's parsed certificate.
+func (ca *Authority) Certificate() *x509.Certificate { return ca.cert }
+
+// Issue signs a new leaf certificate valid for validity.
+func (ca *Authority) Issue(spec LeafSpec, validity time.Duration) (KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return keyPair{}, fmt.Errorf("generating key of %s: %w", spec.CommonName, err)
+		return KeyPair{}, fmt.Errorf("generating key of %s: %w", spec.CommonName, err)
 	}
 	serial, err := randomSerial()
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
@@ -130,19 +140,19 @@ func (ca *authority) issue(spec leafSpec, validity time.Duration) (keyPair, erro
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {
-		return keyPair{}, fmt.Errorf("signing %s: %w", spec.CommonName, err)
+		return KeyPair{}, fmt.Errorf("signing %s: %w", spec.CommonName, err)
 	}
 	keyPEM, err := encodeKey(key)
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
-	return keyPair{Cert: pemBlock("CERTIFICATE", der), Key: keyPEM}, nil
+	return KeyPair{Cert: pemBlock("CERTIFICATE", der), Key: keyPEM}, nil
 }
 
-// covers reports whether the certificate in certPEM is signed by ca and names every DNS name
+// Covers reports whether the certificate in certPEM is signed by ca and names every DNS name
 // and IP of spec.
-func (ca *authority) covers(certPEM []byte, spec leafSpec) bool {
-	cert, err := parseCert(certPEM)
+func (ca *Authority) Covers(certPEM []byte, spec LeafSpec) bool {
+	cert, err := ParseCert(certPEM)
 	if err != nil || cert.CheckSignatureFrom(ca.cert) != nil {
 		return false
 	}
@@ -159,24 +169,25 @@ func (ca *authority) covers(certPEM []byte, spec leafSpec) bool {
 	return true
 }
 
-// newSigningKey is a service-account signing key pair (private and public PEM).
-func newSigningKey() (keyPair, error) {
+// NewSigningKey is a service-account signing key pair (private and public PEM).
+func NewSigningKey() (KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return keyPair{}, fmt.Errorf("generating service-account key: %w", err)
+		return KeyPair{}, fmt.Errorf("generating service-account key: %w", err)
 	}
 	pub, err := x509.MarshalPKIXPublicKey(key.Public())
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
 	keyPEM, err := encodeKey(key)
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
-	return keyPair{Cert: pemBlock("PUBLIC KEY", pub), Key: keyPEM}, nil
+	return KeyPair{Cert: pemBlock("PUBLIC KEY", pub), Key: keyPEM}, nil
 }
 
-func parseCert(certPEM []byte) (*x509.Certificate, error) {
+// ParseCert reads a PEM certificate.
+func ParseCert(certPEM []byte) (*x509.Certificate, error) {
 	block, _ := pem.Decode(certPEM)
 	if block == nil || block.Type != "CERTIFICATE" {
 		return nil, errors.New("not a PEM certificate")
@@ -204,8 +215,8 @@ func randomSerial() (*big.Int, error) {
 	return serial, nil
 }
 
-// splitSANs sorts names into IP addresses and DNS names.
-func splitSANs(names []string) (dns []string, ips []net.IP) {
+// SplitSANs sorts names into IP addresses and DNS names.
+func SplitSANs(names []string) (dns []string, ips []net.IP) {
 	for _, n := range names {
 		if ip := net.ParseIP(n); ip != nil {
 			ips = append(ips, ip)
