@@ -4,21 +4,15 @@ package proxye2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"log"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/karmadaflow/karmadaflow/internal/pki"
 	"github.com/karmadaflow/karmadaflow/test/env"
 	"github.com/karmadaflow/karmadaflow/test/service"
 )
@@ -27,7 +21,7 @@ var (
 	testEnv  *env.Env
 	svc      *service.Service
 	proxyURL string // the proxy's base URL
-	proxyCA  string // file of the certificate the proxy serves (its own CA)
+	proxyCA  string // file of the CA that signed the certificate the proxy serves
 	kubectl  string // the real kubectl
 )
 
@@ -57,12 +51,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	certFile, keyFile, err := servingCertificate(e.Dir)
+	caFile, certFile, keyFile, err := servingCertificate(e.Dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	proxyCA = certFile
+	proxyCA = caFile
 	proxyURL = "https://" + address + "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"
 	// Cluster health is off: the Clusters stay Ready as registered, also while a test
 	// freezes a member.
@@ -85,32 +79,21 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// servingCertificate writes a self-signed certificate for 127.0.0.1, which clients trust as
-// its own CA.
-func servingCertificate(dir string) (certFile, keyFile string, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// servingCertificate writes a CA and a serving certificate for 127.0.0.1 it signed.
+func servingCertificate(dir string) (caFile, certFile, keyFile string, err error) {
+	ca, err := pki.NewAuthority("proxy-e2e-ca")
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	template := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "proxy-e2e"},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	serving, err := ca.Issue(pki.LeafSpec{CommonName: "proxy-e2e", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}, Server: true}, 24*time.Hour)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return "", "", err
+	caFile, certFile, keyFile = filepath.Join(dir, "proxy-ca.crt"), filepath.Join(dir, "proxy.crt"), filepath.Join(dir, "proxy.key")
+	for file, data := range map[string][]byte{caFile: ca.Pair().Cert, certFile: serving.Cert, keyFile: serving.Key} {
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			return "", "", "", err
+		}
 	}
-	certFile, keyFile = filepath.Join(dir, "proxy.crt"), filepath.Join(dir, "proxy.key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		return "", "", err
-	}
-	return certFile, keyFile, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return caFile, certFile, keyFile, nil
 }
