@@ -170,7 +170,7 @@ func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
 	if len(names) == 0 {
 		return nil // sent with an earlier signal
 	}
-	err := trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
+	err := trigger.SignalOrStart(ctx, m.deps.Temporal, trigger.Start{
 		WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
 		Args:             []any{execution.Input{Cluster: cluster}},
 		TaskQueue:        m.deps.Options.TaskQueue,

@@ -49,6 +49,24 @@ func countChanges(ctx workflow.Context) error {
 	}
 }
 
+// startCountingWorker connects to the environment's Temporal and runs countChanges on taskQueue
+// until the test ends.
+func startCountingWorker(t *testing.T, logger *zap.Logger, taskQueue string) client.Client {
+	t.Helper()
+	temporal, err := client.Dial(client.Options{
+		HostPort:  testEnv.Temporal.Address,
+		Namespace: testEnv.Temporal.Namespace,
+		Logger:    observability.TemporalLogger(logger),
+	})
+	require.NoError(t, err)
+	t.Cleanup(temporal.Close)
+	w := worker.New(temporal, taskQueue, worker.Options{})
+	w.RegisterWorkflowWithOptions(countChanges, workflow.RegisterOptions{Name: triggerTestWorkflow})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return temporal
+}
+
 // TestTriggerSignalsWorkflowsOfChangedObjects runs a trigger on the ConfigMaps of a new
 // namespace of the control plane against the real API server and Temporal: creating a
 // ConfigMap starts its workflow, relevant updates and the deletion signal it, and neither
@@ -67,17 +85,7 @@ func TestTriggerSignalsWorkflowsOfChangedObjects(t *testing.T) {
 		_ = kube.CoreV1().Namespaces().Delete(context.Background(), namespace, metav1.DeleteOptions{})
 	})
 
-	temporal, err := client.Dial(client.Options{
-		HostPort:  testEnv.Temporal.Address,
-		Namespace: testEnv.Temporal.Namespace,
-		Logger:    observability.TemporalLogger(logger),
-	})
-	require.NoError(t, err)
-	defer temporal.Close()
-	w := worker.New(temporal, taskQueue, worker.Options{})
-	w.RegisterWorkflowWithOptions(countChanges, workflow.RegisterOptions{Name: triggerTestWorkflow})
-	require.NoError(t, w.Start())
-	defer w.Stop()
+	temporal := startCountingWorker(t, logger, taskQueue)
 
 	// The trigger under test: ConfigMaps of the namespace, resynced every second.
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, time.Second, informers.WithNamespace(namespace))
@@ -210,4 +218,51 @@ func TestTriggerSignalsWorkflowsOfChangedObjects(t *testing.T) {
 	description, err := temporal.DescribeWorkflowExecution(ctx, id, "")
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, description.WorkflowExecutionInfo.Status)
+}
+
+// TestSignalOrStartStartsOnlyWhenNoneRuns sends SignalOrStart to the real Temporal server: the
+// first call starts the workflow with its signal, the next ones signal that same run, and
+// after the run ends the next call starts a new one.
+func TestSignalOrStartStartsOnlyWhenNoneRuns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	logger := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	taskQueue := "signal-or-start-e2e-" + utilrand.String(6)
+	temporal := startCountingWorker(t, logger, taskQueue)
+
+	id := "e2e-signal-or-start/" + taskQueue
+	t.Cleanup(func() { _ = temporal.TerminateWorkflow(context.Background(), id, "", "test done") })
+	send := func() {
+		t.Helper()
+		require.NoError(t, trigger.SignalOrStart(ctx, temporal, trigger.Start{
+			WorkflowID: id, Workflow: triggerTestWorkflow, TaskQueue: taskQueue,
+			Signal: triggerTestSignal, SignalArg: "change",
+		}))
+	}
+	requireRun := func(wantChanges int) string {
+		t.Helper()
+		var runID string
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			value, err := temporal.QueryWorkflow(ctx, id, "", triggerTestQuery)
+			require.NoError(c, err)
+			var n int
+			require.NoError(c, value.Get(&n))
+			assert.Equal(c, wantChanges, n, "signals received by the running workflow")
+			description, err := temporal.DescribeWorkflowExecution(ctx, id, "")
+			require.NoError(c, err)
+			assert.Equal(c, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, description.WorkflowExecutionInfo.Status)
+			runID = description.WorkflowExecutionInfo.Execution.RunId
+		}, 30*time.Second, 100*time.Millisecond)
+		return runID
+	}
+
+	send()
+	first := requireRun(1)
+	send()
+	send()
+	require.Equal(t, first, requireRun(3), "a running workflow is signalled, not started again")
+
+	require.NoError(t, temporal.TerminateWorkflow(ctx, id, first, "ended by the test"))
+	send()
+	require.NotEqual(t, first, requireRun(1), "with no run left, the signal starts a new one")
 }
