@@ -18,9 +18,9 @@ import (
 	"time"
 )
 
-// CAValidity is how long generated CAs are valid; leaves default to DefaultLeafValidity.
+// caValidity is how long generated CAs are valid; leaves default to DefaultLeafValidity.
 const (
-	CAValidity          = 10 * 365 * 24 * time.Hour
+	caValidity          = 10 * 365 * 24 * time.Hour
 	DefaultLeafValidity = 365 * 24 * time.Hour
 )
 
@@ -61,7 +61,7 @@ func NewAuthority(commonName string) (*Authority, error) {
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: commonName},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(CAValidity),
+		NotAfter:              now.Add(caValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
