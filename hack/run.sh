@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # run.sh is `make run`: it brings up the local environment (Temporal with its UI, a host
-# cluster, the Karmada control plane and two members), starts the worker and the starter against
-# it, applies the MultiClusterService example, shows the result, and keeps everything up until
-# Ctrl-C, which stops it all.
+# cluster, the Karmada control plane and two members), starts the worker (with the global
+# resource proxy) and the starter against it, applies the examples of the three capabilities
+# (deploy/examples: a MultiClusterService, a Karmada instance, a ResourceRegistry), shows each
+# working, and keeps everything up until Ctrl-C, which stops it all.
+#
+# RUN_SMOKE=1 makes it a test of itself instead: after showing, it runs every command of its
+# "Try" section, fails if one fails, and stops everything (test/runsmoke runs it so).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 dir=.localenv
 bin=$root/bin
 kubectl=$bin/kubectl
-[ -x "$kubectl" ] || kubectl=kubectl
+temporal=$bin/temporal
+proxy_address=127.0.0.1:10443
 
 pids=()
 cleanup() {
@@ -39,15 +44,19 @@ ready() { # ready PORT: /readyz on 127.0.0.1:PORT answers 200 (plain bash, no cu
   [ "$status" = 200 ]
 }
 
+k() { "$kubectl" --kubeconfig "$dir/$1.kubeconfig" "${@:2}"; } # k CLUSTER ARGS...
+
 go build -o "$bin/localenv" ./test/env/cmd/localenv
 envlog=$dir.log
 echo "starting the local environment (log: $envlog)..."
-"$bin/localenv" -members 2 -dir "$dir" >"$envlog" 2>&1 &
+"$bin/localenv" -members 2 -dir "$dir" -keep -proxy-address "$proxy_address" >"$envlog" 2>&1 &
 pids+=($!)
 wait_for 300 "the local environment" test -f "$dir/env.json" || { tail -20 "$envlog"; exit 1; }
 
 common=(--karmada-kubeconfig "$dir/karmada.kubeconfig" --host-kubeconfig "$dir/host.kubeconfig" --log-format console)
-"$bin/worker" "${common[@]}" --metrics-bind-address 127.0.0.1:9090 >"$dir/logs/worker.log" 2>&1 &
+"$bin/worker" "${common[@]}" --metrics-bind-address 127.0.0.1:9090 \
+  --enable-proxy --proxy-bind-address "$proxy_address" \
+  --proxy-tls-cert-file "$dir/proxy.crt" --proxy-tls-key-file "$dir/proxy.key" >"$dir/logs/worker.log" 2>&1 &
 pids+=($!)
 "$bin/starter" "${common[@]}" --metrics-bind-address 127.0.0.1:9091 >"$dir/logs/starter.log" 2>&1 &
 pids+=($!)
@@ -55,41 +64,95 @@ wait_for 120 "the worker" ready 9090
 wait_for 120 "the starter" ready 9091
 echo "worker and starter are ready."
 
-echo "applying the MultiClusterService example (deploy/examples/mcs)..."
-"$kubectl" --kubeconfig "$dir/member1.kubeconfig" apply -f deploy/examples/mcs/member1.yaml >/dev/null
-"$kubectl" --kubeconfig "$dir/karmada.kubeconfig" apply -f deploy/examples/mcs/controlplane.yaml >/dev/null
+echo "applying the examples (deploy/examples)..."
+k member1 apply -f deploy/examples/mcs/member1.yaml >/dev/null
+k karmada apply -f deploy/examples/mcs/controlplane.yaml >/dev/null
+k host apply --server-side -f deploy/examples/karmada/karmada.yaml >/dev/null
+k karmada apply -f deploy/examples/proxy/resourceregistry.yaml >/dev/null
+
 dispatched() {
-  "$kubectl" --kubeconfig "$dir/member2.kubeconfig" -n demo get endpointslices \
+  k member2 -n demo get endpointslices \
     -l endpointslice.kubernetes.io/managed-by=endpointslice-dispatch-controller.karmada.io -o name | grep -q .
 }
+karmada_ready() {
+  [ "$(k host -n tenant1 get karmada demo -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+proxied() { # the proxy lists pods of member1 (the example's Deployment)
+  k proxy get pods -A -o name | grep -q '^pod/foo-'
+}
 wait_for 120 "member1's endpoints in member2" dispatched
+wait_for 60 "pods of the members through the proxy" proxied
+wait_for 240 "the Karmada instance tenant1/demo to be Ready" karmada_ready
+k host -n tenant1 get secret demo-karmada-admin-config -o jsonpath='{.data.kubeconfig}' | base64 -d >"$dir/demo-karmada.kubeconfig"
+chmod 600 "$dir/demo-karmada.kubeconfig"
 
 cat <<MSG
 
 == karmadaflow is running ==
-Temporal UI:        http://127.0.0.1:8233   (filter: KarmadaKind="MultiClusterService")
+Temporal UI:        http://127.0.0.1:8233
 Worker metrics:     http://127.0.0.1:9090/metrics
 Starter metrics:    http://127.0.0.1:9091/metrics
+Global proxy:       https://$proxy_address/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy
 Kubeconfigs:        $dir/karmada.kubeconfig (control plane), $dir/host.kubeconfig,
-                    $dir/member1.kubeconfig, $dir/member2.kubeconfig
+                    $dir/member1.kubeconfig, $dir/member2.kubeconfig,
+                    $dir/proxy.kubeconfig (the control plane through the proxy),
+                    $dir/demo-karmada.kubeconfig (the Karmada instance tenant1/demo)
 Logs:               $dir/logs/
 
-member1 provides service demo/foo; member2 now holds member1's endpoints:
+1. MultiClusterService: member1 provides service demo/foo; member2 now holds member1's endpoints:
 MSG
-"$kubectl" --kubeconfig "$dir/member2.kubeconfig" -n demo get endpointslices -o wide
+k member2 -n demo get endpointslices -o wide
 echo
-"$kubectl" --kubeconfig "$dir/karmada.kubeconfig" -n demo get mcs foo
-cat <<MSG
+k karmada -n demo get mcs foo
+echo
+echo "2. Karmada provisioning: tenant1/demo in the host cluster is Ready; its API server Service:"
+k host -n tenant1 get karmada demo
+k host -n tenant1 get karmada demo -o jsonpath='   status.apiServerService: {.status.apiServerService}{"\n"}'
+echo "   the new control plane, through its admin kubeconfig:"
+"$kubectl" --kubeconfig "$dir/demo-karmada.kubeconfig" get namespaces
+echo
+echo "3. Global resource proxy: pods of every member, each with the cluster it came from:"
+k proxy get pods -A -o 'custom-columns=CLUSTER:.metadata.annotations.resource\.karmada\.io/cached-from-cluster,NAMESPACE:.metadata.namespace,NAME:.metadata.name'
 
-Try:
-  kubectl --kubeconfig $dir/member1.kubeconfig -n demo scale deployment foo --replicas 5
-  kubectl --kubeconfig $dir/member2.kubeconfig -n demo get endpointslices -o wide
-  kubectl --kubeconfig $dir/karmada.kubeconfig -n demo get mcs foo -o yaml
-  bin/temporal workflow list --query 'KarmadaKind="MultiClusterService"'
-  bin/temporal workflow query --workflow-id mcs/demo/foo --name state
-  bin/temporal workflow signal --workflow-id mcs/demo/foo --name resync
+# The Try section: printed for the user, and run one by one under RUN_SMOKE=1.
+try=(
+  "$kubectl --kubeconfig $dir/member1.kubeconfig -n demo scale deployment foo --replicas 5"
+  "$kubectl --kubeconfig $dir/member2.kubeconfig -n demo get endpointslices -o wide"
+  "$kubectl --kubeconfig $dir/karmada.kubeconfig -n demo get mcs foo -o yaml"
+  "$temporal workflow list --query 'KarmadaKind=\"MultiClusterService\"'"
+  "$temporal workflow query --workflow-id mcs/demo/foo --name state"
+  "$temporal workflow signal --workflow-id mcs/demo/foo --name resync"
+  "$kubectl --kubeconfig $dir/host.kubeconfig -n tenant1 get karmada demo -o yaml"
+  "$kubectl --kubeconfig $dir/demo-karmada.kubeconfig get crds"
+  "$temporal workflow list --query 'KarmadaKind=\"Karmada\"'"
+  "$temporal workflow query --workflow-id karmada/tenant1/demo --name state"
+  "$kubectl --kubeconfig $dir/proxy.kubeconfig get pods -A"
+  "$kubectl --kubeconfig $dir/proxy.kubeconfig get deployments -A"
+  "$kubectl --kubeconfig $dir/proxy.kubeconfig get resourceregistries"
+)
+echo
+echo "Try:"
+for cmd in "${try[@]}"; do echo "  ${cmd//$root\//}"; done
+cat <<MSG
   tctl workflow signal --workflow_id mcs/demo/foo --name resync     (the older CLI, same effect)
+
+In the Temporal UI (http://127.0.0.1:8233), filter runs with:
+  KarmadaKind="MultiClusterService"             every MultiClusterService
+  KarmadaKind="Karmada" AND KarmadaName="demo"  the install of tenant1/demo
+  KarmadaKind="Cluster" AND KarmadaCluster="member1"   health of member1
+  KarmadaKind="WorkExecution"                   Work execution of each member
+  ReconcilePhase="Degraded"                     whatever is not converged
 
 Ctrl-C stops everything.
 MSG
+
+if [ "${RUN_SMOKE:-}" = 1 ]; then
+  echo; echo "== RUN_SMOKE: running every Try command =="
+  for cmd in "${try[@]}"; do
+    echo "+ ${cmd//$root\//}"
+    eval "$cmd"
+  done
+  echo "== RUN_SMOKE: all Try commands succeeded =="
+  exit 0
+fi
 wait

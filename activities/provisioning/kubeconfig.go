@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
@@ -26,6 +27,12 @@ const controlPlaneTimeout = 10 * time.Second
 // InClusterEndpoint is the API server's URL inside the host cluster.
 func InClusterEndpoint(k *operatorv1alpha1.Karmada) string {
 	return "https://" + NamesFor(k.Name).Of(SuffixAPIServer) + "." + k.Namespace + ".svc." + DNSDomain(k) + ":" + strconv.Itoa(APIServerPort)
+}
+
+// runningInCluster reports whether this process runs in a pod (client-go's in-cluster test),
+// where cluster DNS names resolve.
+func runningInCluster() bool {
+	return os.Getenv("KUBERNETES_SERVICE_HOST") != "" && os.Getenv("KUBERNETES_SERVICE_PORT") != ""
 }
 
 // endpoint is the URL the admin kubeconfig reaches the API server at, by service type:
@@ -149,6 +156,13 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 // controlPlaneClient reaches the new control plane with the admin kubeconfig, verifying TLS
 // against the generated CA.
 func (t *target) controlPlaneClient(ctx context.Context, k *operatorv1alpha1.Karmada) (dynamic.Interface, error) {
+	if ServiceType(k) == corev1.ServiceTypeClusterIP && (t.remote || !runningInCluster()) {
+		// Its name resolves only through the host cluster's DNS; asking any other resolver
+		// would send the cluster's names out of it and fail anyway.
+		return nil, fmt.Errorf("the API server Service %s/%s is of type ClusterIP, reachable only from inside its host cluster, "+
+			"and this worker runs outside it: run the worker in the host cluster, or use serviceType NodePort or LoadBalancer",
+			k.Namespace, NamesFor(k.Name).Of(SuffixAPIServer))
+	}
 	name := NamesFor(k.Name).Of(SuffixAdminConfig)
 	secret, err := t.kube.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {

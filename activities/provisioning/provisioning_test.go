@@ -318,3 +318,12 @@ func TestControlPlaneObjects(t *testing.T) {
 	assert.Len(t, roles, 3)
 	assert.Equal(t, AdminUser, binding.Subjects[0].Name)
 }
+
+// TestClusterIPInstanceIsNotDialledFromOutsideTheCluster: a worker outside the host cluster
+// does not resolve the in-cluster name of a ClusterIP instance; it says why instead.
+func TestClusterIPInstanceIsNotDialledFromOutsideTheCluster(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	k := &operatorv1alpha1.Karmada{ObjectMeta: metav1.ObjectMeta{Name: "foo", Namespace: "tenant1"}}
+	_, err := (&target{}).controlPlaneClient(context.Background(), k)
+	require.ErrorContains(t, err, "Service tenant1/foo-karmada-apiserver is of type ClusterIP, reachable only from inside its host cluster")
+}

@@ -1,8 +1,10 @@
 // Package apiserverpod plays the kubelet of a provisioned Karmada instance's API server pod in
 // the local environment, where KWOK runs no container: it runs a real kube-apiserver from
-// bin/ on 127.0.0.1:<node port> with the certificates of the instance's cert Secret, sharing
-// the environment's etcd under a prefix of its own. With the host node's address set to
-// 127.0.0.1, the instance's NodePort endpoint then reaches a real API server.
+// bin/ on <host node address>:<node port> with the certificates of the instance's cert
+// Secret, sharing the environment's etcd under a prefix of its own. The host node's address
+// is a loopback address, so the instance's NodePort endpoint reaches a real API server.
+// Start runs one for a test; Play keeps one running for every NodePort instance, as the
+// local environment of `make run` does.
 package apiserverpod
 
 import (
@@ -11,6 +13,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,38 +22,16 @@ import (
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	prov "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	"github.com/karmadaflow/karmadaflow/test/env"
 )
 
-// NodeAddress is the address the host's fake node gets.
-const NodeAddress = "127.0.0.1"
-
-// UseLoopbackNodeAddress gives the fake node of cluster (the host, or a member used as a
-// remote host cluster) the InternalIP 127.0.0.1 (KWOK keeps an address that is already set).
-func UseLoopbackNodeAddress(ctx context.Context, cluster *env.Cluster) error {
-	nodes := cluster.Client().CoreV1().Nodes()
-	node, err := nodes.Get(ctx, cluster.NodeName, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	var addresses []corev1.NodeAddress
-	for _, a := range node.Status.Addresses {
-		if a.Type != corev1.NodeInternalIP {
-			addresses = append(addresses, a)
-		}
-	}
-	node.Status.Addresses = append(addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: NodeAddress})
-	_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
-	return err
-}
-
 // Server is a running API server of an instance.
 type Server struct {
 	cmd     *exec.Cmd
+	egress  *clusterEgress
 	exited  chan struct{}
 	LogPath string
 }
@@ -62,6 +43,7 @@ func Start(ctx context.Context, e *env.Env, namespace, name string, port int32) 
 	if err != nil {
 		return nil, fmt.Errorf("cert Secret of %s/%s: %w", namespace, name, err)
 	}
+	address := e.Host.NodeIP
 	dir := filepath.Join(e.Dir, "apiserverpod-"+namespace+"-"+name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -77,11 +59,15 @@ func Start(ctx context.Context, e *env.Env, namespace, name string, port int32) 
 	if err != nil {
 		return nil, err
 	}
+	egress, egressConfig, err := startClusterEgress(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cluster egress of %s/%s: %w", namespace, name, err)
+	}
 	args := []string{
 		"--etcd-servers=" + e.EtcdURL(),
 		"--etcd-prefix=/apiserverpod-" + namespace + "-" + name,
-		"--bind-address=" + NodeAddress,
-		"--advertise-address=" + NodeAddress,
+		"--bind-address=" + address,
+		"--advertise-address=" + address,
 		"--endpoint-reconciler-type=none",
 		"--secure-port=" + strconv.Itoa(int(port)),
 		"--cert-dir=" + filepath.Join(dir, "generated"),
@@ -100,11 +86,13 @@ func Start(ctx context.Context, e *env.Env, namespace, name string, port int32) 
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file=" + file(prov.KeyFrontProxyClientCert),
 		"--proxy-client-key-file=" + file(prov.KeyFrontProxyClientKey),
+		"--egress-selector-config-file=" + egressConfig,
 		"--profiling=false",
 	}
-	s := &Server{exited: make(chan struct{}), LogPath: filepath.Join(e.Dir, "logs", "apiserverpod-"+namespace+"-"+name+".log")}
+	s := &Server{egress: egress, exited: make(chan struct{}), LogPath: filepath.Join(e.Dir, "logs", "apiserverpod-"+namespace+"-"+name+".log")}
 	logFile, err := os.Create(s.LogPath)
 	if err != nil {
+		egress.stop()
 		return nil, err
 	}
 	s.cmd = exec.Command(filepath.Join(root, "bin", "kube-apiserver"), args...)
@@ -112,17 +100,18 @@ func Start(ctx context.Context, e *env.Env, namespace, name string, port int32) 
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		logFile.Close()
+		egress.stop()
 		return nil, fmt.Errorf("starting kube-apiserver of %s/%s: %w", namespace, name, err)
 	}
 	go func() { _ = s.cmd.Wait(); logFile.Close(); close(s.exited) }()
-	if err := s.waitReady(ctx, secret.Data, port); err != nil {
+	if err := s.waitReady(ctx, secret.Data, address, port); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("kube-apiserver of %s/%s (log %s): %w", namespace, name, s.LogPath, err)
 	}
 	return s, nil
 }
 
-func (s *Server) waitReady(ctx context.Context, certs map[string][]byte, port int32) error {
+func (s *Server) waitReady(ctx context.Context, certs map[string][]byte, address string, port int32) error {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(certs[prov.KeyCACert]) {
 		return errors.New("no CA certificate in the cert Secret")
@@ -134,7 +123,7 @@ func (s *Server) waitReady(ctx context.Context, certs map[string][]byte, port in
 	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{admin}}}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 5 * time.Second}
-	url := fmt.Sprintf("https://%s:%d/readyz", NodeAddress, port)
+	url := "https://" + net.JoinHostPort(address, strconv.Itoa(int(port))) + "/readyz"
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
@@ -166,4 +155,5 @@ func (s *Server) Stop() {
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.exited
 	}
+	s.egress.stop()
 }

@@ -51,5 +51,5 @@ func run(m *testing.M) int {
 	}
 	defer svc.Stop()
 	log.Printf("e2e: worker and starter ready after %.1fs", time.Since(start).Seconds())
-	return m.Run()
+	return e.LoopbackCheckedExit(m.Run())
 }

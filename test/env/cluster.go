@@ -39,10 +39,14 @@ const (
 
 const (
 	serviceCIDR      = "10.96.0.0/16"
+	hostNodeIP       = "127.0.0.10"
 	kwokNodeSelector = "kwok.x-k8s.io/node=fake"
 	apiserverTimeout = 3 * time.Minute
 	nodeReadyTimeout = 3 * time.Minute
 )
+
+// memberNodeIP is the node address of member i: 127.0.0.11 for member1, and so on.
+func memberNodeIP(i int) string { return fmt.Sprintf("127.0.0.%d", 10+i) }
 
 // Cluster is one Kubernetes cluster of the environment.
 type Cluster struct {
@@ -53,12 +57,12 @@ type Cluster struct {
 	PodCIDR    string       // pod IPs KWOK assigns; empty for the control plane (no nodes)
 	Server     string       // https URL of the apiserver
 	NodeName   string       // the fake node; empty for the control plane
+	NodeIP     string       // the fake node's InternalIP, a loopback address of its own
 
-	dir    string // certificates, keys and component state
-	port   int    // apiserver secure port
-	token  string // admin bearer token
-	caPEM  []byte // CA of the apiserver's serving certificate
-	nodeIP string
+	dir   string // certificates, keys and component state
+	port  int    // apiserver secure port
+	token string // admin bearer token
+	caPEM []byte // CA of the apiserver's serving certificate
 
 	componentPorts map[string]int // kcm, scheduler, kwok serving ports
 
@@ -163,8 +167,16 @@ func (c *Cluster) kubeconfig() *clientcmdapi.Config {
 }
 
 func (c *Cluster) writeKubeconfig(path string) error {
-	if err := clientcmd.WriteToFile(*c.kubeconfig(), path); err != nil {
-		return fmt.Errorf("write kubeconfig of cluster %s: %w", c.Name, err)
+	if err := writeKubeconfig(c.kubeconfig(), path); err != nil {
+		return fmt.Errorf("kubeconfig of cluster %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// writeKubeconfig writes cfg to path, readable by its owner only.
+func writeKubeconfig(cfg *clientcmdapi.Config, path string) error {
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return os.Chmod(path, 0o600)
 }
@@ -238,8 +250,10 @@ func (c *Cluster) kwokArgs(stagesFile string) []string {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeSelector,
 		"--cidr=" + c.PodCIDR,
-		"--node-ip=" + c.nodeIP,
-		"--server-address=127.0.0.1:" + strconv.Itoa(c.componentPorts[binKWOK]),
+		"--node-ip=" + c.NodeIP,
+		// The kubelet endpoint API servers dial (logs, exec, port-forward) is KWOK's server.
+		"--server-address=" + net.JoinHostPort(c.NodeIP, strconv.Itoa(c.componentPorts[binKWOK])),
+		"--node-port=" + strconv.Itoa(c.componentPorts[binKWOK]),
 		// KWOK keeps the node's Lease only when told to (its configuration default is not
 		// applied to a --config of Stages only). Without it the node-lifecycle controller
 		// sees the node go silent every ~50 s and marks every pod NotReady, which KWOK's

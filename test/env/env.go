@@ -74,6 +74,7 @@ type Env struct {
 	etcdURL    string
 
 	ports portPool
+	guard *ConnectionGuard
 
 	mu    sync.Mutex
 	procs []*process
@@ -90,7 +91,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
-	e := &Env{opts: opts}
+	e := &Env{opts: opts, guard: StartConnectionGuard()}
 	if err := e.start(ctx); err != nil {
 		if stopErr := e.Stop(); stopErr != nil {
 			err = errors.Join(err, stopErr)
@@ -164,14 +165,16 @@ func (e *Env) start(ctx context.Context) error {
 		return err
 	}
 
-	e.Host = &Cluster{Name: HostName, Role: RoleHost, PodCIDR: "10.250.0.0/16", nodeIP: "10.255.0.250"}
+	// Node addresses are where API servers reach KWOK's kubelet endpoint and where NodePort
+	// Services are served: a loopback address of its own per cluster. Pod CIDRs are data only.
+	e.Host = &Cluster{Name: HostName, Role: RoleHost, PodCIDR: "10.250.0.0/16", NodeIP: hostNodeIP}
 	e.ControlPlane = &Cluster{Name: ControlPlaneName, Role: RoleControlPlane}
 	for i := 1; i <= e.opts.Members; i++ {
 		e.Members = append(e.Members, &Cluster{
 			Name:    "member" + strconv.Itoa(i),
 			Role:    RoleMember,
 			PodCIDR: fmt.Sprintf("10.%d.0.0/16", i),
-			nodeIP:  fmt.Sprintf("10.255.0.%d", i),
+			NodeIP:  memberNodeIP(i),
 		})
 	}
 	clusters := e.Clusters()
@@ -536,6 +539,7 @@ func (e *Env) Stop() error {
 			wg.Wait()
 		}
 		e.ports.releaseAll()
+		e.guard.Close()
 		if e.Dir != "" && !e.opts.Keep {
 			if err := os.RemoveAll(e.Dir); err != nil {
 				errs = append(errs, fmt.Errorf("remove %s: %w", e.Dir, err))

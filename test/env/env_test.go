@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,6 +86,44 @@ func TestEnvironment(t *testing.T) {
 			_, err = cp.CoreV1().Namespaces().Get(ctx, ExecutionNamespacePrefix+m.Name, metav1.GetOptions{})
 			assert.NoError(t, err, "execution namespace of %s", m.Name)
 		}
+	})
+
+	t.Run("every node has loopback addresses only, one per cluster", func(t *testing.T) {
+		seen := map[string]string{}
+		for _, c := range e.Clusters() {
+			nodes, err := c.Client().CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			require.NoError(t, err, c.Name)
+			if c.NodeName == "" {
+				assert.Empty(t, nodes.Items, "cluster %s has nodes", c.Name)
+				continue
+			}
+			require.Len(t, nodes.Items, 1, c.Name)
+			node := nodes.Items[0]
+			require.NotEmpty(t, node.Status.Addresses, "node of %s", c.Name)
+			for _, a := range node.Status.Addresses {
+				if a.Type == corev1.NodeHostName {
+					continue
+				}
+				ip := net.ParseIP(a.Address)
+				require.NotNil(t, ip, "%s address %q of %s is no IP", a.Type, a.Address, node.Name)
+				assert.True(t, ip.IsLoopback(), "%s address %s of %s is not loopback", a.Type, a.Address, node.Name)
+				if a.Type == corev1.NodeInternalIP {
+					assert.Equal(t, c.NodeIP, a.Address, node.Name)
+					assert.Empty(t, seen[a.Address], "%s shares its address with %s", c.Name, seen[a.Address])
+					seen[a.Address] = c.Name
+				}
+			}
+			// API servers dial the kubelet endpoint (logs, exec): KWOK serves it there.
+			port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
+			require.NotZero(t, port, "kubelet port of %s", node.Name)
+			conn, err := net.DialTimeout("tcp", net.JoinHostPort(c.NodeIP, strconv.Itoa(int(port))), 2*time.Second)
+			require.NoError(t, err, "kubelet endpoint of %s", node.Name)
+			conn.Close()
+		}
+	})
+
+	t.Run("nothing connected outside loopback", func(t *testing.T) {
+		assert.Empty(t, e.OutsideConnections())
 	})
 
 	t.Run("a Deployment on member1 gets endpoints in member1's pod CIDR", func(t *testing.T) {

@@ -137,7 +137,7 @@ func checkControlPlane(t *testing.T, ns, name string, nodePort int32) {
 	require.NoError(t, err)
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data[prov.KeyKubeconfig])
 	require.NoError(t, err)
-	assert.Equal(t, fmt.Sprintf("https://%s:%d", nodeAddress, nodePort), cfg.Host)
+	assert.Equal(t, fmt.Sprintf("https://%s:%d", testEnv.Host.NodeIP, nodePort), cfg.Host)
 	assert.False(t, cfg.Insecure)
 	assert.NotEmpty(t, cfg.CAData)
 	client, err := dynamic.NewForConfig(cfg)

@@ -16,7 +16,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/karmadaflow/karmadaflow/test/apiserverpod"
 	"github.com/karmadaflow/karmadaflow/test/env"
 	"github.com/karmadaflow/karmadaflow/test/service"
 )
@@ -26,10 +25,6 @@ var (
 	svc      *service.Service
 	temporal client.Client
 )
-
-// nodeAddress is the address the host's fake node reports, so that a NodePort Service is
-// reachable on the loopback interface (where the test starts a real API server).
-const nodeAddress = apiserverpod.NodeAddress
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -46,10 +41,6 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
-	if err := apiserverpod.UseLoopbackNodeAddress(ctx, e.Host); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	svc, err = service.Start(ctx, e, service.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -63,5 +54,5 @@ func run(m *testing.M) int {
 	}
 	defer temporal.Close()
 	log.Printf("provisioninge2e: environment, worker and starter ready after %.1fs", time.Since(start).Seconds())
-	return m.Run()
+	return e.LoopbackCheckedExit(m.Run())
 }

@@ -15,7 +15,6 @@ import (
 
 	prov "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
-	"github.com/karmadaflow/karmadaflow/test/apiserverpod"
 )
 
 // TestRemoteHostCluster installs into a remote host cluster (the environment's member1, its
@@ -26,7 +25,6 @@ func TestRemoteHostCluster(t *testing.T) {
 	ctx := context.Background()
 	ns := hostNamespace(t, "tenant-remote")
 	remote := testEnv.Member("member1")
-	require.NoError(t, apiserverpod.UseLoopbackNodeAddress(ctx, remote))
 	kubeconfig, err := os.ReadFile(remote.Kubeconfig)
 	require.NoError(t, err)
 	_, err = testEnv.Host.Client().CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{

@@ -95,9 +95,6 @@ func run(ctx context.Context, cfg config) error {
 			log.Print(err)
 		}
 	}()
-	if err := apiserverpod.UseLoopbackNodeAddress(ctx, e.Host); err != nil {
-		return err
-	}
 	svc, err := service.Start(ctx, e, service.Options{})
 	if err != nil {
 		return err
