@@ -75,8 +75,9 @@ type Env struct {
 
 	ports portPool
 
-	mu    sync.Mutex
-	procs []*process
+	mu       sync.Mutex
+	procs    []*process
+	temporal *process // the dev server
 
 	stopOnce sync.Once
 	stopErr  error
