@@ -8,6 +8,7 @@ import (
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/starter/ensure"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 	"github.com/karmadaflow/karmadaflow/workflows/provisioning"
 	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
@@ -32,18 +33,38 @@ func newKarmadaTrigger(deps dependencies) (*trigger.Trigger, error) {
 			}
 			return err
 		}
-		return trigger.SignalWithStart(ctx, deps.Temporal, trigger.Start{
-			WorkflowID:       provisioning.WorkflowID(namespace, name),
-			Workflow:         provisioning.WorkflowName,
-			Args:             []any{provisioning.Input{Namespace: namespace, Name: name}},
-			TaskQueue:        deps.Options.TaskQueue,
-			SearchAttributes: searchattr.ForObject("Karmada", namespace, name),
-			Signal:           provisioning.SignalChange,
-			SignalArg:        provisioning.Change{Generation: generation(obj)},
-		})
+		return trigger.SignalWithStart(ctx, deps.Temporal, karmadaStart(deps, namespace, name, obj))
 	})
 	cfg.Relevant = trigger.GenerationOrMetadata([]string{operatorv1alpha1.LabelDisableCascadingDeletion}, nil)
 	return trigger.New(cfg)
+}
+
+// karmadaKind keeps a provisioning workflow running for every Karmada, also one being deleted
+// (its workflow finishes the cleanup and removes the finalizer).
+func karmadaKind(deps dependencies) ensure.Kind {
+	store := deps.HostDynamic.ForResource(kube.Karmadas).Informer().GetStore()
+	return ensure.Kind{Name: kindKarmada, WorkflowType: provisioning.WorkflowName, Wanted: func() []trigger.Start {
+		var starts []trigger.Start
+		for _, obj := range store.List() {
+			u := obj.(*unstructured.Unstructured)
+			starts = append(starts, karmadaStart(deps, u.GetNamespace(), u.GetName(), u))
+		}
+		return starts
+	}}
+}
+
+// karmadaStart is the start of a Karmada's provisioning workflow, with the change signal
+// naming the generation seen.
+func karmadaStart(deps dependencies, namespace, name string, obj any) trigger.Start {
+	return trigger.Start{
+		WorkflowID:       provisioning.WorkflowID(namespace, name),
+		Workflow:         provisioning.WorkflowName,
+		Args:             []any{provisioning.Input{Namespace: namespace, Name: name}},
+		TaskQueue:        deps.Options.TaskQueue,
+		SearchAttributes: searchattr.ForObject(kindKarmada, namespace, name),
+		Signal:           provisioning.SignalChange,
+		SignalArg:        provisioning.Change{Generation: generation(obj)},
+	}
 }
 
 func generation(obj any) int64 {

@@ -1,7 +1,10 @@
 // Command starter is karmadaflow's starter: it watches Kubernetes resources with informers
 // and, through one trigger per resource (starter/trigger), signals or starts the workflow of
-// every object that changed. It serves /metrics, /healthz and /readyz; it is ready once
-// Temporal answers and every informer has synced. SIGINT or SIGTERM stops it gracefully.
+// every object that changed; at start and every --ensure-period it starts the workflow of every
+// object that has none running (starter/ensure). With --leader-elect only the replica holding
+// the Lease does either; the others keep their informers synced and stand by. It serves
+// /metrics, /healthz and /readyz; it is ready once Temporal answers and every informer has
+// synced. SIGINT or SIGTERM stops it gracefully.
 package main
 
 import (
@@ -16,10 +19,12 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/karmadaflow/karmadaflow/internal/daemon"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
+	"github.com/karmadaflow/karmadaflow/starter/ensure"
 )
 
 func main() { daemon.Main(options.Starter, run) }
@@ -33,6 +38,14 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	queueMetrics, err := observability.NewWorkqueueMetrics(metrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering work-queue metrics: %w", err)
+	}
+	started, err := ensure.NewStartedCounter(metrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering the started-workflows metric: %w", err)
+	}
+	leader, err := newLeaderGauge(metrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering the leader metric: %w", err)
 	}
 
 	controlPlane, err := opts.KarmadaClients()
@@ -62,11 +75,16 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		ControlPlaneDynamic: dynamicinformer.NewDynamicSharedInformerFactory(controlPlane.Dynamic, opts.ResyncPeriod),
 		HostDynamic:         dynamicinformer.NewDynamicSharedInformerFactory(host.Dynamic, opts.ResyncPeriod),
 		queueMetrics:        queueMetrics,
+		started:             started,
 	}
-	triggers, err := newTriggers(deps)
+	triggers, kinds, err := newTriggers(deps)
 	if err != nil {
 		return fmt.Errorf("creating triggers: %w", err)
 	}
+	ensurer := ensure.New(ensure.Config{
+		Temporal: temporal, TaskQueue: opts.TaskQueue, Kinds: kinds, Period: opts.EnsurePeriod,
+		Started: started, Logger: logger.Named("ensure"),
+	})
 
 	// Readiness: Temporal answers, every informer the triggers asked the factories for has
 	// synced, and every trigger has seen its initial list.
@@ -100,17 +118,33 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			}
 		}()
 
-		var wg sync.WaitGroup
-		for _, t := range triggers {
-			wg.Go(func() { t.Run(ctx) })
+		// Informers run on every replica; triggers and the ensure loop only on the leader.
+		lead := func(ctx context.Context) {
+			var wg sync.WaitGroup
+			for _, t := range triggers {
+				wg.Go(func() { t.Run(ctx) })
+			}
+			wg.Go(func() {
+				// The first pass compares with complete stores.
+				if cache.WaitForCacheSync(ctx.Done(), informersSynced.Load) {
+					ensurer.Run(ctx)
+				}
+			})
+			logger.Info("starter running", zap.Int("triggers", len(triggers)), zap.String("temporal", opts.TemporalAddress),
+				zap.Duration("ensurePeriod", opts.EnsurePeriod))
+			wg.Wait()
 		}
-		logger.Info("starter running", zap.Int("triggers", len(triggers)), zap.String("temporal", opts.TemporalAddress))
-		<-ctx.Done()
-		wg.Wait()
+		var err error
+		if opts.LeaderElection.Enabled {
+			err = runLeading(ctx, opts.LeaderElection, host.Kube, leader, logger.Named("leader"), lead)
+		} else {
+			leader.Set(1)
+			lead(ctx)
+		}
 		for _, f := range factories {
 			f.Shutdown()
 		}
-		return nil
+		return err
 	})
 	if err := group.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 		return err

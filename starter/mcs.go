@@ -43,7 +43,7 @@ type mcsTriggers struct {
 // gathered into one signal.
 const appliedCoalesce = time.Second
 
-func newMCSTriggers(deps dependencies) ([]*trigger.Trigger, error) {
+func newMCSTriggers(deps dependencies) (*mcsTriggers, []*trigger.Trigger, error) {
 	m := &mcsTriggers{
 		works:    newWorkBatches(),
 		deps:     deps,
@@ -74,11 +74,11 @@ func newMCSTriggers(deps dependencies) ([]*trigger.Trigger, error) {
 	for _, cfg := range configs {
 		t, err := trigger.New(cfg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, t)
 	}
-	return out, nil
+	return m, out, nil
 }
 
 func (m *mcsTriggers) config(name string, informer cache.SharedIndexInformer, key trigger.KeyFunc, relevant trigger.RelevantFunc, handle trigger.HandlerFunc) trigger.Config {
@@ -138,29 +138,45 @@ func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
 }
 
 func (m *mcsTriggers) startClusterWorkflows(ctx context.Context, cluster string) error {
-	opts := m.deps.Options
-	if opts.EnableClusterHealth {
-		err := trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
-			WorkflowID: clusterhealth.WorkflowID(cluster), Workflow: clusterhealth.WorkflowName,
-			Args:             []any{clusterhealth.Input{Cluster: cluster, Interval: opts.ClusterProbeInterval}},
-			TaskQueue:        opts.TaskQueue,
-			SearchAttributes: searchattr.ForCluster("Cluster", cluster),
-			Signal:           clusterhealth.SignalResync,
-		})
-		if err != nil {
+	for _, start := range m.clusterStarts(cluster) {
+		if err := trigger.SignalWithStart(ctx, m.deps.Temporal, start); err != nil {
 			return err
 		}
 	}
-	if opts.EnableWorkExecution {
-		return trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
-			WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
-			Args:             []any{execution.Input{Cluster: cluster}},
-			TaskQueue:        opts.TaskQueue,
-			SearchAttributes: searchattr.ForCluster("WorkExecution", cluster),
-			Signal:           execution.SignalResync,
-		})
-	}
 	return nil
+}
+
+// clusterStarts are the starts of a member cluster's workflows that are enabled: health
+// probing and Work execution, each with its resync signal.
+func (m *mcsTriggers) clusterStarts(cluster string) []trigger.Start {
+	var starts []trigger.Start
+	if m.deps.Options.EnableClusterHealth {
+		starts = append(starts, m.clusterHealthStart(cluster))
+	}
+	if m.deps.Options.EnableWorkExecution {
+		starts = append(starts, m.executionStart(cluster, execution.SignalResync, nil))
+	}
+	return starts
+}
+
+func (m *mcsTriggers) clusterHealthStart(cluster string) trigger.Start {
+	return trigger.Start{
+		WorkflowID: clusterhealth.WorkflowID(cluster), Workflow: clusterhealth.WorkflowName,
+		Args:             []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval}},
+		TaskQueue:        m.deps.Options.TaskQueue,
+		SearchAttributes: searchattr.ForCluster(kindClusterHealth, cluster),
+		Signal:           clusterhealth.SignalResync,
+	}
+}
+
+func (m *mcsTriggers) executionStart(cluster, signal string, arg any) trigger.Start {
+	return trigger.Start{
+		WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
+		Args:             []any{execution.Input{Cluster: cluster}},
+		TaskQueue:        m.deps.Options.TaskQueue,
+		SearchAttributes: searchattr.ForCluster(kindWorkExecution, cluster),
+		Signal:           signal, SignalArg: arg,
+	}
 }
 
 // onWork hands the Works of karmada-es-<cluster> that changed to that cluster's execution
@@ -170,13 +186,8 @@ func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
 	if len(names) == 0 {
 		return nil // sent with an earlier signal
 	}
-	err := trigger.SignalOrStart(ctx, m.deps.Temporal, trigger.Start{
-		WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
-		Args:             []any{execution.Input{Cluster: cluster}},
-		TaskQueue:        m.deps.Options.TaskQueue,
-		SearchAttributes: searchattr.ForCluster("WorkExecution", cluster),
-		Signal:           execution.SignalChange, SignalArg: execution.Change{Works: names, Versions: versions},
-	})
+	err := m.deps.signalOrStart(ctx, kindWorkExecution,
+		m.executionStart(cluster, execution.SignalChange, execution.Change{Works: names, Versions: versions}))
 	if err != nil {
 		m.works.restore(cluster, versions)
 	}
@@ -192,7 +203,7 @@ func (m *mcsTriggers) onDispatchedWork(ctx context.Context, key string) error {
 	if _, exists, _ := m.mcs.GetStore().GetByKey(key); !exists {
 		return nil
 	}
-	return m.signal(ctx, mcs.WorkflowID(namespace, name), mcs.Change{Kind: mcs.ChangeWorks, DetectedAt: time.Now()})
+	return m.deps.signalOrStart(ctx, kindMCS, m.mcsStart(namespace, name, mcs.Change{Kind: mcs.ChangeWorks, DetectedAt: time.Now()}))
 }
 
 // signalSlices tells the MultiClusterService of a Service that its slices changed in cluster.
@@ -204,20 +215,26 @@ func (m *mcsTriggers) signalSlices(ctx context.Context, cluster, key string) err
 	if err != nil {
 		return err
 	}
-	return m.signal(ctx, mcs.WorkflowID(namespace, name), mcs.Change{Kind: mcs.ChangeEndpointSlices, Cluster: cluster, DetectedAt: time.Now()})
+	return m.deps.signalOrStart(ctx, kindMCS, m.mcsStart(namespace, name, mcs.Change{Kind: mcs.ChangeEndpointSlices, Cluster: cluster, DetectedAt: time.Now()}))
 }
 
 func (m *mcsTriggers) signalMCS(ctx context.Context, namespace, name string, change mcs.Change) error {
-	return trigger.SignalWithStart(ctx, m.deps.Temporal, trigger.Start{
+	return trigger.SignalWithStart(ctx, m.deps.Temporal, m.mcsStart(namespace, name, change))
+}
+
+func (m *mcsTriggers) mcsStart(namespace, name string, change mcs.Change) trigger.Start {
+	return trigger.Start{
 		WorkflowID: mcs.WorkflowID(namespace, name), Workflow: mcs.WorkflowName,
 		Args:             []any{mcs.Input{Namespace: namespace, Name: name}},
 		TaskQueue:        m.deps.Options.TaskQueue,
-		SearchAttributes: searchattr.ForObject("MultiClusterService", namespace, name),
+		SearchAttributes: searchattr.ForObject(kindMCS, namespace, name),
 		Signal:           mcs.SignalChange, SignalArg: change,
-	})
+	}
 }
 
-// signal sends a change to a running workflow; one that is not running needs nothing.
+// signal sends a change to the workflow of a MultiClusterService that is gone: a workflow still
+// running finishes the cleanup; one that is not running has nothing left to do (an object
+// being deleted is still in the store, and gets SignalWithStart).
 func (m *mcsTriggers) signal(ctx context.Context, workflowID string, change mcs.Change) error {
 	err := m.deps.Temporal.SignalWorkflow(ctx, workflowID, "", mcs.SignalChange, change)
 	if _, notFound := err.(*serviceerror.NotFound); notFound {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -9,7 +12,16 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/karmadaflow/karmadaflow/internal/options"
+	"github.com/karmadaflow/karmadaflow/starter/ensure"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
+)
+
+// Kinds of workflow, as named in the KarmadaKind search attribute and the started metric.
+const (
+	kindMCS           = "MultiClusterService"
+	kindClusterHealth = "Cluster"
+	kindWorkExecution = "WorkExecution"
+	kindKarmada       = "Karmada"
 )
 
 // dependencies are what triggers are built from. Ask the factories for informers in
@@ -27,6 +39,17 @@ type dependencies struct {
 	HostDynamic         dynamicinformer.DynamicSharedInformerFactory // Karmadas
 
 	queueMetrics workqueue.MetricsProvider
+	started      *prometheus.CounterVec // workflows started because none was running
+}
+
+// signalOrStart signals the workflow of an object that exists and starts it if none is
+// running, counting such a start.
+func (d dependencies) signalOrStart(ctx context.Context, kind string, s trigger.Start) error {
+	started, err := trigger.SignalOrStart(ctx, d.Temporal, s)
+	if started && err == nil {
+		ensure.Record(d.started, d.Logger, kind, ensure.ReasonSignal, s.WorkflowID)
+	}
+	return err
 }
 
 // triggerConfig is a trigger.Config with the process-wide settings filled in: workers per
@@ -42,18 +65,23 @@ func (d dependencies) triggerConfig(name string, informer cache.SharedInformer, 
 	}
 }
 
-// newTriggers returns the trigger of every watched resource, capability by capability.
-func newTriggers(deps dependencies) ([]*trigger.Trigger, error) {
+// newTriggers returns the trigger of every watched resource and the workflow kinds the starter
+// keeps running, capability by capability.
+func newTriggers(deps dependencies) ([]*trigger.Trigger, []ensure.Kind, error) {
 	// MultiClusterService: MultiClusterServices, Services, Clusters and Works of the control
 	// plane, and EndpointSlices of every member.
-	triggers, err := newMCSTriggers(deps)
-	if err != nil || !deps.Options.EnableProvisioning {
-		return triggers, err
+	m, triggers, err := newMCSTriggers(deps)
+	if err != nil {
+		return nil, nil, err
+	}
+	kinds := m.ensureKinds()
+	if !deps.Options.EnableProvisioning {
+		return triggers, kinds, nil
 	}
 	// Karmada provisioning: Karmadas of the host cluster.
 	karmadas, err := newKarmadaTrigger(deps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(triggers, karmadas), nil
+	return append(triggers, karmadas), append(kinds, karmadaKind(deps)), nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/tools/leaderelection"
 )
 
 // Component is the process the options configure.
@@ -69,6 +70,11 @@ type Options struct {
 	// Starter only.
 	TriggerWorkers int           // goroutines per trigger that send signals
 	ResyncPeriod   time.Duration // informer resync (resyncs of unchanged objects send no signal)
+	// EnsurePeriod is how often the starter checks that every object it owns has a running
+	// workflow, and starts those that have none.
+	EnsurePeriod time.Duration
+	// LeaderElection: only the replica holding the Lease signals and starts workflows.
+	LeaderElection LeaderElection
 
 	// Standalone mode: karmadaflow applies Works to members and keeps Clusters' Ready
 	// condition itself. Switch each off beside a real karmada-controller-manager.
@@ -97,6 +103,17 @@ type Options struct {
 	// their checks in Validate.
 }
 
+// LeaderElection configures the starter's leader election on a Lease of the host cluster
+// (client-go's leaderelection; the durations mean what they mean there).
+type LeaderElection struct {
+	Enabled           bool
+	LeaseDuration     time.Duration // how long a standby waits before taking over a silent leader's Lease
+	RenewDeadline     time.Duration // how long the leader keeps trying to renew before it gives up
+	RetryPeriod       time.Duration // between attempts to acquire or renew
+	ResourceName      string        // the Lease
+	ResourceNamespace string        // empty: the namespace the starter's pod runs in
+}
+
 // Default returns the options of component before flags and environment are applied.
 func Default(component Component) *Options {
 	o := &Options{
@@ -114,6 +131,13 @@ func Default(component Component) *Options {
 		MaxConcurrentLocalActivities: 64,
 		MaxConcurrentWorkflowTasks:   32,
 		ResyncPeriod:                 10 * time.Minute,
+		EnsurePeriod:                 time.Minute,
+		LeaderElection: LeaderElection{
+			LeaseDuration: 15 * time.Second,
+			RenewDeadline: 10 * time.Second,
+			RetryPeriod:   2 * time.Second,
+			ResourceName:  "karmadaflow-starter",
+		},
 
 		EnableWorkExecution:   true,
 		EnableClusterHealth:   true,
@@ -167,6 +191,14 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
 		fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "informer resync period")
 		fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", o.ClusterProbeInterval, "how often each member cluster's health is probed")
+		fs.DurationVar(&o.EnsurePeriod, "ensure-period", o.EnsurePeriod, "how often every owned object is checked to have a running workflow (one visibility query per workflow type); missing ones are started")
+		le := &o.LeaderElection
+		fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled, "elect a leader on a Lease of the host cluster; only the leader signals and starts workflows (run two replicas with it)")
+		fs.DurationVar(&le.LeaseDuration, "leader-elect-lease-duration", le.LeaseDuration, "how long a standby waits after the leader's last renewal before it takes over")
+		fs.DurationVar(&le.RenewDeadline, "leader-elect-renew-deadline", le.RenewDeadline, "how long the leader retries renewing its Lease before it steps down (and exits)")
+		fs.DurationVar(&le.RetryPeriod, "leader-elect-retry-period", le.RetryPeriod, "how long candidates wait between attempts to acquire or renew the Lease")
+		fs.StringVar(&le.ResourceName, "leader-elect-resource-name", le.ResourceName, "name of the Lease")
+		fs.StringVar(&le.ResourceNamespace, "leader-elect-resource-namespace", le.ResourceNamespace, "namespace of the Lease in the host cluster (empty: the namespace of the starter's pod)")
 	}
 }
 
@@ -301,6 +333,20 @@ func (o *Options) Validate() error {
 	}
 	if o.ResyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("--resync-period must not be negative, got %v", o.ResyncPeriod))
+	}
+	if o.EnsurePeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--ensure-period must be positive, got %v", o.EnsurePeriod))
+	}
+	if le := o.LeaderElection; le.Enabled {
+		// client-go's own rules, reported with the flags' names.
+		jittered := time.Duration(leaderelection.JitterFactor * float64(le.RetryPeriod))
+		if le.RetryPeriod <= 0 || le.RenewDeadline <= jittered || le.LeaseDuration <= le.RenewDeadline {
+			errs = append(errs, fmt.Errorf("leader election needs 0 < %v x --leader-elect-retry-period (%v) < --leader-elect-renew-deadline (%v) < --leader-elect-lease-duration (%v)",
+				leaderelection.JitterFactor, le.RetryPeriod, le.RenewDeadline, le.LeaseDuration))
+		}
+		if le.ResourceName == "" {
+			errs = append(errs, errors.New("--leader-elect-resource-name must not be empty"))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -69,6 +69,28 @@ func TestValidation(t *testing.T) {
 	}
 }
 
+func TestStarterValidation(t *testing.T) {
+	for name, args := range map[string][]string{
+		"zero ensure period":             {"--ensure-period=0s"},
+		"renew deadline beyond lease":    {"--leader-elect", "--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=5s"},
+		"retry period beyond renewal":    {"--leader-elect", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2s"},
+		"leader election without a name": {"--leader-elect", "--leader-elect-resource-name="},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(Starter, args, env(nil))
+			assert.Error(t, err)
+		})
+	}
+	o, err := Parse(Starter, []string{"--leader-elect-lease-duration=4s"}, env(map[string]string{
+		"KARMADAFLOW_LEADER_ELECT": "true", "KARMADAFLOW_ENSURE_PERIOD": "5s",
+		"KARMADAFLOW_LEADER_ELECT_RENEW_DEADLINE": "3s", "KARMADAFLOW_LEADER_ELECT_RETRY_PERIOD": "500ms",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, LeaderElection{Enabled: true, LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second,
+		RetryPeriod: 500 * time.Millisecond, ResourceName: "karmadaflow-starter"}, o.LeaderElection)
+	assert.Equal(t, 5*time.Second, o.EnsurePeriod)
+}
+
 func TestBadEnvironmentValue(t *testing.T) {
 	_, err := Parse(Worker, nil, env(map[string]string{"KARMADAFLOW_KUBE_API_BURST": "many"}))
 	require.Error(t, err)

@@ -43,16 +43,17 @@ func SignalWithStart(ctx context.Context, c client.Client, s Start) error {
 }
 
 // SignalOrStart signals the running workflow of s.WorkflowID and, only when none is running,
-// starts it with the signal. For a long-lived workflow, which is nearly always running, a plain
-// signal costs the Temporal server about half of a SignalWithStart.
-func SignalOrStart(ctx context.Context, c client.Client, s Start) error {
-	err := c.SignalWorkflow(ctx, s.WorkflowID, "", s.Signal, s.SignalArg)
+// starts it with the signal; started tells which happened. For a long-lived workflow, which is
+// nearly always running, a plain signal costs the Temporal server about half of a
+// SignalWithStart.
+func SignalOrStart(ctx context.Context, c client.Client, s Start) (started bool, err error) {
+	err = c.SignalWorkflow(ctx, s.WorkflowID, "", s.Signal, s.SignalArg)
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
-		return SignalWithStart(ctx, c, s)
+		return true, SignalWithStart(ctx, c, s)
 	}
 	if err != nil {
-		return fmt.Errorf("signal %s to workflow %s: %w", s.Signal, s.WorkflowID, err)
+		return false, fmt.Errorf("signal %s to workflow %s: %w", s.Signal, s.WorkflowID, err)
 	}
-	return nil
+	return false, nil
 }

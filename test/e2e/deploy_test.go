@@ -41,6 +41,7 @@ func TestDeployManifestsApplyOnServer(t *testing.T) {
 				"customresourcedefinition.apiextensions.k8s.io/karmadas.operator.karmada.io",
 				"deployment.apps/karmadaflow-worker", "deployment.apps/karmadaflow-starter",
 				"service/karmadaflow-worker-metrics", "clusterrole.rbac.authorization.k8s.io/karmadaflow-worker",
+				"role.rbac.authorization.k8s.io/karmadaflow-starter-leader-election",
 			},
 		},
 		{

@@ -232,12 +232,14 @@ func TestSignalOrStartStartsOnlyWhenNoneRuns(t *testing.T) {
 
 	id := "e2e-signal-or-start/" + taskQueue
 	t.Cleanup(func() { _ = temporal.TerminateWorkflow(context.Background(), id, "", "test done") })
-	send := func() {
+	send := func(wantStarted bool) {
 		t.Helper()
-		require.NoError(t, trigger.SignalOrStart(ctx, temporal, trigger.Start{
+		started, err := trigger.SignalOrStart(ctx, temporal, trigger.Start{
 			WorkflowID: id, Workflow: triggerTestWorkflow, TaskQueue: taskQueue,
 			Signal: triggerTestSignal, SignalArg: "change",
-		}))
+		})
+		require.NoError(t, err)
+		require.Equal(t, wantStarted, started, "started")
 	}
 	requireRun := func(wantChanges int) string {
 		t.Helper()
@@ -256,13 +258,13 @@ func TestSignalOrStartStartsOnlyWhenNoneRuns(t *testing.T) {
 		return runID
 	}
 
-	send()
+	send(true)
 	first := requireRun(1)
-	send()
-	send()
+	send(false)
+	send(false)
 	require.Equal(t, first, requireRun(3), "a running workflow is signalled, not started again")
 
 	require.NoError(t, temporal.TerminateWorkflow(ctx, id, first, "ended by the test"))
-	send()
+	send(true)
 	require.NotEqual(t, first, requireRun(1), "with no run left, the signal starts a new one")
 }

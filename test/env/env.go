@@ -76,8 +76,9 @@ type Env struct {
 	ports portPool
 	guard *ConnectionGuard
 
-	mu    sync.Mutex
-	procs []*process
+	mu       sync.Mutex
+	procs    []*process
+	temporal *process // the dev server
 
 	stopOnce sync.Once
 	stopErr  error

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -162,6 +164,24 @@ func TestEnvironment(t *testing.T) {
 		assert.NoError(t, readyz(ctx, member1.RESTConfig))
 		_, err := member1.Client().AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
 		assert.NoError(t, err, "state survives the restart")
+	})
+
+	t.Run("Temporal restarts in memory: workflows are gone, search attributes stay", func(t *testing.T) {
+		c, err := client.Dial(client.Options{HostPort: e.Temporal.Address, Namespace: e.Temporal.Namespace})
+		require.NoError(t, err)
+		defer c.Close()
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "env-test", TaskQueue: "env-test"}, "EnvTestIdle")
+		require.NoError(t, err)
+		_, err = c.DescribeWorkflowExecution(ctx, run.GetID(), "")
+		require.NoError(t, err)
+
+		begin := time.Now()
+		require.NoError(t, e.RestartTemporal(ctx))
+		t.Logf("Temporal restarted in %.1fs", time.Since(begin).Seconds())
+		assert.NoError(t, e.checkTemporalFrontend(ctx), "namespace and search attributes")
+		_, err = c.DescribeWorkflowExecution(ctx, run.GetID(), "")
+		var notFound *serviceerror.NotFound
+		assert.ErrorAs(t, err, &notFound, "the workflow outlived the restart")
 	})
 
 	t.Run("Stop leaves no process and no directory behind", func(t *testing.T) {

@@ -60,11 +60,66 @@ func (e *Env) startTemporal(ctx context.Context, ports temporalPorts, frontendUp
 	if err != nil {
 		return err
 	}
+	e.mu.Lock()
+	e.temporal = p
+	e.mu.Unlock()
 	if err := waitFor(ctx, temporalTimeout, "Temporal frontend at "+e.Temporal.Address, e.checkTemporalFrontend, p); err != nil {
 		return err
 	}
 	close(frontendUp)
 	return waitFor(ctx, temporalTimeout, "Temporal UI at "+e.Temporal.UIURL, e.checkTemporalUI, p)
+}
+
+// RestartTemporal stops the Temporal dev server and starts it again on the same ports with the
+// same flags (so with the same search attributes), returning once it serves again. In memory
+// (no TemporalDBFile), every workflow is gone afterwards, as after the loss of Temporal's
+// database; workers and starters keep running and reconnect.
+func (e *Env) RestartTemporal(ctx context.Context) error {
+	if err := e.StopTemporal(); err != nil {
+		return err
+	}
+	return e.StartTemporal(ctx)
+}
+
+// StopTemporal stops the Temporal dev server (SIGTERM, then SIGKILL); StartTemporal starts it
+// again. Between the two, Temporal is down.
+func (e *Env) StopTemporal() error {
+	e.mu.Lock()
+	p := e.temporal
+	e.mu.Unlock()
+	if err := p.stop(stopGrace); err != nil {
+		return err
+	}
+	e.logf("env: stopped Temporal")
+	return nil
+}
+
+// StartTemporal starts the dev server StopTemporal stopped, on the same ports with the same
+// flags, and waits until its frontend and UI serve. It does nothing if the server is running.
+func (e *Env) StartTemporal(ctx context.Context) error {
+	e.mu.Lock()
+	old := e.temporal
+	e.mu.Unlock()
+	if !old.exited() {
+		return nil
+	}
+	begin := time.Now()
+	p, err := old.restart()
+	if err != nil {
+		return err
+	}
+	e.track(p)
+	e.mu.Lock()
+	e.temporal = p
+	e.mu.Unlock()
+	if err := waitFor(ctx, temporalTimeout, "Temporal frontend at "+e.Temporal.Address, e.checkTemporalFrontend, p); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, temporalTimeout, "Temporal UI at "+e.Temporal.UIURL, e.checkTemporalUI, p); err != nil {
+		return err
+	}
+	e.phase("temporal restarted", begin)
+	return nil
 }
 
 // checkTemporalFrontend succeeds once the frontend is healthy, serves the namespace and knows

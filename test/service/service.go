@@ -44,8 +44,8 @@ type Service struct {
 	logDir  string
 	mu      sync.Mutex
 	procs   map[string]*process
-	metrics map[string]string   // component -> metrics address
-	extra   map[string][]string // component -> flags added by Restart
+	metrics map[string]string   // instance -> metrics address
+	extra   map[string][]string // instance -> flags added by Restart or StartInstance
 }
 
 // Start builds the worker and starter and runs both until they report ready.
@@ -72,16 +72,24 @@ func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
 	return s, nil
 }
 
-func (s *Service) args(component string) []string {
+// componentOf is the binary an instance runs: "starter-2" is a second starter.
+func componentOf(instance string) string {
+	component, _, _ := strings.Cut(instance, "-")
+	return component
+}
+
+func (s *Service) args(instance string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	args := []string{
 		"--temporal-address", s.env.Temporal.Address,
 		"--temporal-namespace", s.env.Temporal.Namespace,
 		"--karmada-kubeconfig", s.env.ControlPlane.Kubeconfig,
 		"--host-kubeconfig", s.env.Host.Kubeconfig,
-		"--metrics-bind-address", s.metrics[component],
+		"--metrics-bind-address", s.metrics[instance],
 		"--log-format", "console",
 	}
-	switch component {
+	switch componentOf(instance) {
 	case "worker":
 		if s.opts.UnhealthyGrace > 0 {
 			args = append(args, "--cluster-unhealthy-grace", s.opts.UnhealthyGrace.String())
@@ -93,18 +101,17 @@ func (s *Service) args(component string) []string {
 		}
 		args = append(args, s.opts.StarterArgs...)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append(args, s.extra[component]...)
+	return append(args, s.extra[instance]...)
 }
 
-// StartComponent runs component ("worker" or "starter") and waits until its /readyz answers 200.
+// StartComponent runs an instance of a component ("worker", "starter", or a further instance
+// StartInstance named) and waits until its /readyz answers 200.
 func (s *Service) StartComponent(ctx context.Context, component string) error {
 	logFile, err := os.OpenFile(filepath.Join(s.logDir, "service-"+component+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(s.binDir, component), s.args(component)...)
+	cmd := exec.Command(filepath.Join(s.binDir, componentOf(component)), s.args(component)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -116,7 +123,7 @@ func (s *Service) StartComponent(ctx context.Context, component string) error {
 	s.mu.Lock()
 	s.procs[component] = p
 	s.mu.Unlock()
-	if err := waitHTTP(ctx, "http://"+s.metrics[component]+"/readyz", 2*time.Minute); err != nil {
+	if err := waitHTTP(ctx, "http://"+s.MetricsAddress(component)+"/readyz", 2*time.Minute); err != nil {
 		return fmt.Errorf("%s not ready: %w\n%s", component, err, tail(logFile.Name()))
 	}
 	return nil
@@ -137,24 +144,63 @@ func (s *Service) Restart(ctx context.Context, workerArgs, starterArgs []string)
 	return nil
 }
 
+// StartInstance (re)starts an instance with extra flags appended to the usual ones (nil: none)
+// and waits until it is ready; a running one is stopped first. An instance is named after its
+// component, with a suffix for a further one: "starter-2" is a second starter, with its own
+// metrics address and log file (logs/service-starter-2.log).
+func (s *Service) StartInstance(ctx context.Context, instance string, extra []string) error {
+	s.StopInstance(instance)
+	s.mu.Lock()
+	if s.extra == nil {
+		s.extra = map[string][]string{}
+	}
+	s.extra[instance] = extra
+	if s.metrics[instance] == "" {
+		addr, err := FreeAddress()
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.metrics[instance] = addr
+	}
+	s.mu.Unlock()
+	return s.StartComponent(ctx, instance)
+}
+
+// StopInstance ends one instance gracefully (SIGTERM, then SIGKILL after 10 s).
+func (s *Service) StopInstance(instance string) {
+	if p := s.take(instance); p != nil {
+		stop(map[string]*process{instance: p})
+	}
+}
+
+// take removes an instance's process from those running and returns it (nil: none runs).
+func (s *Service) take(instance string) *process {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.procs[instance]
+	delete(s.procs, instance)
+	return p
+}
+
 // Kill ends component at once (SIGKILL), as a crash would.
 func (s *Service) Kill(component string) {
-	s.mu.Lock()
-	p := s.procs[component]
-	delete(s.procs, component)
-	s.mu.Unlock()
-	if p != nil {
+	if p := s.take(component); p != nil {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.exited
 	}
 }
 
-// Stop ends both processes (SIGTERM, then SIGKILL after 10 s).
+// Stop ends every process (SIGTERM, then SIGKILL after 10 s).
 func (s *Service) Stop() {
 	s.mu.Lock()
 	procs := s.procs
 	s.procs = map[string]*process{}
 	s.mu.Unlock()
+	stop(procs)
+}
+
+func stop(procs map[string]*process) {
 	for _, p := range procs {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 	}
@@ -215,7 +261,11 @@ func tail(path string) string {
 }
 
 // MetricsAddress is the host:port of component's /metrics, /healthz and /readyz.
-func (s *Service) MetricsAddress(component string) string { return s.metrics[component] }
+func (s *Service) MetricsAddress(component string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.metrics[component]
+}
 
 // PID is the process ID of component, 0 when it is not running.
 func (s *Service) PID(component string) int {
