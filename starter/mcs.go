@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -219,11 +218,7 @@ func (m *mcsTriggers) signalMCS(ctx context.Context, namespace, name string, cha
 
 // signal sends a change to a running workflow; one that is not running needs nothing.
 func (m *mcsTriggers) signal(ctx context.Context, workflowID string, change mcs.Change) error {
-	err := m.deps.Temporal.SignalWorkflow(ctx, workflowID, "", mcs.SignalChange, change)
-	if _, notFound := err.(*serviceerror.NotFound); notFound {
-		return nil
-	}
-	return err
+	return trigger.SignalIfRunning(ctx, m.deps.Temporal, workflowID, mcs.SignalChange, change)
 }
 
 // serviceChanged: a Service matters when its spec, labels or annotations change.
