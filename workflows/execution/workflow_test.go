@@ -82,8 +82,7 @@ func TestChangesAreAppliedByNameAfterOneFullPass(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalChange, Change{Work: "b", Works: []string{"a"}, Versions: map[string]string{"b": "7"}})
 	}, time.Second)
-	checked := false
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, 10*time.Second, func() {
 		require.Len(t, a.calls, 2)
 		assert.Equal(t, act.ApplyInput{Cluster: "member1", All: true}, a.calls[0])
 		assert.Equal(t, act.ApplyInput{Cluster: "member1", Works: []string{"a", "b"}, Versions: map[string]string{"b": "7"}}, a.calls[1])
@@ -91,11 +90,7 @@ func TestChangesAreAppliedByNameAfterOneFullPass(t *testing.T) {
 		assert.Equal(t, 2, s.Reconciles)
 		assert.Equal(t, 2, s.Applied)
 		assert.Empty(t, s.Failed)
-		checked = true
-		env.CancelWorkflow()
-	}, 10*time.Second)
-	env.ExecuteWorkflow(WorkExecution, Input{Cluster: "member1"})
-	assert.True(t, checked)
+	}, WorkExecution, Input{Cluster: "member1"})
 }
 
 // A Work that failed is retried at its backoff even when a change of another Work is applied
@@ -112,15 +107,10 @@ func TestFailedWorkIsRetriedAfterAnUnrelatedChange(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		assert.Equal(t, []string{"a"}, state(t, env).Failed, "b's batch keeps a's failure")
 	}, 1500*time.Millisecond)
-	checked := false
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, 30*time.Second, func() {
 		assert.Equal(t, [][]string{{"a"}, {"b"}, {"a"}}, a.named(), "a is retried well before the safety resync")
 		assert.Empty(t, state(t, env).Failed)
-		checked = true
-		env.CancelWorkflow()
-	}, 30*time.Second)
-	env.ExecuteWorkflow(WorkExecution, Input{Cluster: "member1"})
-	assert.True(t, checked)
+	}, WorkExecution, Input{Cluster: "member1"})
 }
 
 // A failed full pass is repeated at its backoff even when a named change is applied first.
@@ -129,16 +119,11 @@ func TestFailedFullPassIsRepeatedAfterAChange(t *testing.T) {
 	env := newEnv(t, a)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalResync, nil) }, time.Second)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalChange, Change{Work: "b"}) }, 1100*time.Millisecond)
-	checked := false
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, 30*time.Second, func() {
 		assert.Equal(t, 3, a.fullPasses, "the failed full pass is repeated")
 		assert.Equal(t, [][]string{{"b"}}, a.named())
 		assert.Empty(t, state(t, env).Failed)
-		checked = true
-		env.CancelWorkflow()
-	}, 30*time.Second)
-	env.ExecuteWorkflow(WorkExecution, Input{Cluster: "member1"})
-	assert.True(t, checked)
+	}, WorkExecution, Input{Cluster: "member1"})
 }
 
 // Continue-as-new carries the failed Works and the changes that arrived during the last pass.

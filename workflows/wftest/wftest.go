@@ -4,8 +4,10 @@ package wftest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -19,5 +21,21 @@ func ContinuedInput(t *testing.T, err error, input any) {
 	}
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, input); err != nil {
 		t.Fatalf("decoding the continued input: %v", err)
+	}
+}
+
+// CheckAt runs workflowFn(args...) in env, calls check at workflow time at and then cancels
+// the workflow. The test fails if check never ran: a workflow that ended early cannot pass.
+func CheckAt(t *testing.T, env *testsuite.TestWorkflowEnvironment, at time.Duration, check func(), workflowFn any, args ...any) {
+	t.Helper()
+	checked := false
+	env.RegisterDelayedCallback(func() {
+		check()
+		checked = true
+		env.CancelWorkflow()
+	}, at)
+	env.ExecuteWorkflow(workflowFn, args...)
+	if !checked {
+		t.Fatalf("the checks at %s never ran: the workflow ended first (%v)", at, env.GetWorkflowError())
 	}
 }
