@@ -46,6 +46,10 @@ type harness struct {
 	fail    map[string]int // step -> failures still to return (non-retryable)
 	// noLoadBalancer makes WaitLoadBalancer wait until cancelled.
 	noLoadBalancer bool
+	// failReady is the number of writes of the Ready status still to fail.
+	failReady int
+	// scheduled and ran count the callbacks of at: run fails the test unless all ran.
+	scheduled, ran int
 }
 
 func newHarness(t *testing.T) *harness {
@@ -115,6 +119,10 @@ func newHarness(t *testing.T) *harness {
 	})
 	h.env.OnActivity(activities.WaitComponentsReady, mock.Anything, ref).Return(refStep(act.StepWaitComponentsReady))
 	h.env.OnActivity(activities.WriteKarmadaStatus, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.StatusInput) error {
+		if in.Ready && h.failReady > 0 {
+			h.failReady--
+			return temporal.NewNonRetryableApplicationError("the object has been modified", "Test", nil)
+		}
 		h.status = append(h.status, in)
 		return nil
 	})
@@ -126,7 +134,13 @@ var installSteps = []string{act.StepEnsureNamespace, act.StepGenerateCertificate
 	act.StepInstallAPIServer, act.StepWaitAPIServerReady, act.StepWriteAdminKubeconfig, act.StepInstallAggregatedAPIServer,
 	act.StepWaitAggregatedAPIServerReady, act.StepInitControlPlane, act.StepInstallComponents, act.StepWaitComponentsReady}
 
-func (h *harness) at(d time.Duration, f func()) { h.env.RegisterDelayedCallback(f, d) }
+func (h *harness) at(d time.Duration, f func()) {
+	h.scheduled++
+	h.env.RegisterDelayedCallback(func() {
+		f()
+		h.ran++
+	}, d)
+}
 
 func (h *harness) signal(d time.Duration, mutate func()) {
 	h.at(d, func() {
@@ -142,6 +156,7 @@ func (h *harness) run(t *testing.T) {
 	h.env.ExecuteWorkflow(Karmada, Input{Namespace: ref.Namespace, Name: ref.Name})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, h.scheduled, h.ran, "the workflow ended before every check ran")
 }
 
 func (h *harness) lastStatus(t *testing.T) act.StatusInput {
@@ -220,6 +235,23 @@ func TestFailureResumesAtTheFailedStep(t *testing.T) {
 		}
 		assert.Equal(t, 2, failed, "each failed attempt is reported")
 		assert.True(t, h.lastStatus(t).Ready)
+	})
+	h.deleteAt(2 * time.Hour)
+	h.run(t)
+}
+
+// A failed write of the Ready status is retried: the object does not stay Progressing.
+func TestFailedReadyStatusWriteIsRetried(t *testing.T) {
+	h := newHarness(t)
+	h.failReady = 1
+	h.at(time.Hour, func() {
+		assert.Zero(t, h.failReady)
+		last := h.lastStatus(t)
+		assert.True(t, last.Ready)
+		assert.Equal(t, operatorv1alpha1.ReasonCompleted, last.Reason)
+		s := h.state(t)
+		assert.Equal(t, PhaseReady, s.Phase)
+		assert.Equal(t, 2, s.Passes, "the retry's pass wrote it")
 	})
 	h.deleteAt(2 * time.Hour)
 	h.run(t)
