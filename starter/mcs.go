@@ -348,7 +348,7 @@ func (s *memberSlices) run(ctx context.Context, cluster string) {
 	for client == nil {
 		member, err := s.registry.Get(ctx, cluster)
 		if err == nil {
-			client = member.Kube
+			client = member.Watching
 			break
 		}
 		logger.Warn("cannot connect to member cluster; retrying", zap.Error(err))
