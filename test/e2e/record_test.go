@@ -11,8 +11,8 @@ import (
 	"github.com/karmadaflow/karmadaflow/test/replay"
 )
 
-// recordHistory exports the history of workflowID as test/replay/testdata/<name>.json, when
-// recording is asked for (make replay-record).
+// recordHistory exports the history of workflowID as <name>.json into a new set of
+// test/replay/testdata, when recording is asked for (make replay-record).
 func recordHistory(t *testing.T, workflowID, name string) {
 	t.Helper()
 	if !replay.Recording() {
