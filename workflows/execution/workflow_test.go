@@ -68,12 +68,7 @@ func newEnv(t *testing.T, a *applier) *testsuite.TestWorkflowEnvironment {
 }
 
 func state(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
-	t.Helper()
-	v, err := env.QueryWorkflow(QueryState)
-	require.NoError(t, err)
-	var s State
-	require.NoError(t, v.Get(&s))
-	return s
+	return wftest.Query[State](t, env, QueryState)
 }
 
 func TestChangesAreAppliedByNameAfterOneFullPass(t *testing.T) {

@@ -9,11 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	act "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/workflows/wftest"
 )
 
 var ref = act.Ref{Namespace: "tenant1", Name: "foo"}
@@ -371,4 +374,30 @@ func TestResyncInterruptedBySpecChangeStillRunsEverything(t *testing.T) {
 	})
 	h.deleteAt(2 * time.Minute)
 	h.run(t)
+}
+
+// Continue-as-new carries what succeeded with which inputs, and a resync that arrived during
+// the last pass (a change needs nothing carried: every run starts with a pass).
+func TestContinueAsNewCarriesProgressAndAPendingResync(t *testing.T) {
+	h := newHarness(t)
+	h.env.SetContinueAsNewSuggested(true)
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		var in act.StatusInput
+		if info.ActivityType.Name == "WriteKarmadaStatus" && args.Get(&in) == nil && in.Ready {
+			h.env.SignalWorkflow(SignalResync, nil) // while the Ready status is written
+		}
+	})
+	h.env.ExecuteWorkflow(Karmada, Input{Namespace: ref.Namespace, Name: ref.Name})
+	require.True(t, h.env.IsWorkflowCompleted())
+	var next Input
+	wftest.ContinuedInput(t, h.env.GetWorkflowError(), &next)
+	assert.Equal(t, ref.Namespace, next.Namespace)
+	assert.Equal(t, ref.Name, next.Name)
+	assert.True(t, next.Resync, "the resync is carried")
+	for _, step := range installSteps {
+		assert.Equal(t, "h-"+step, next.Progress.Done[step], step)
+	}
+	assert.Equal(t, "c1", next.Progress.CertHash)
+	assert.Equal(t, "https://127.0.0.1:31000", next.Progress.Endpoint)
+	assert.NotEmpty(t, next.Progress.LastStatus)
 }

@@ -39,3 +39,17 @@ func CheckAt(t *testing.T, env *testsuite.TestWorkflowEnvironment, at time.Durat
 		t.Fatalf("the checks at %s never ran: the workflow ended first (%v)", at, env.GetWorkflowError())
 	}
 }
+
+// Query answers the query name of the workflow running in env, failing the test on an error.
+func Query[T any](t *testing.T, env *testsuite.TestWorkflowEnvironment, name string) T {
+	t.Helper()
+	var out T
+	v, err := env.QueryWorkflow(name)
+	if err == nil {
+		err = v.Get(&out)
+	}
+	if err != nil {
+		t.Fatalf("query %s: %v", name, err)
+	}
+	return out
+}
