@@ -30,8 +30,13 @@ func Recording() bool { return os.Getenv(RecordEnv) == "1" }
 // test/replay/testdata/<set>/<name>.json and returns the number of events. Recorded histories
 // are never overwritten: a file that exists already is an error.
 func Record(ctx context.Context, c client.Client, workflowID, name string) (int, error) {
+	return RecordRun(ctx, c, workflowID, "", name)
+}
+
+// RecordRun is Record for one run of workflowID (the current one when runID is empty).
+func RecordRun(ctx context.Context, c client.Client, workflowID, runID, name string) (int, error) {
 	history := &historypb.History{}
-	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		event, err := iter.Next()
 		if err != nil {
