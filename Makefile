@@ -7,8 +7,11 @@ SHELL := /usr/bin/env bash
 
 # Binaries of the local environment (see ../shared/spec/local-env.md).
 ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok temporal
-GO_PACKAGES = $(shell go list ./... | grep -v '/test/')
-E2E_PACKAGES := ./test/...
+# Unit and replay tests need no environment; every other package under test/ does.
+GO_PACKAGES = $(shell go list ./... | grep -v '/test/') ./test/replay
+E2E_PACKAGES = $(shell go list ./test/... | grep -v '/test/replay$$')
+# The set a replay recording adds beside the older ones: the date and the commit.
+RECORD_SET := $(shell date -u +%Y%m%d)-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 TEST_TIMEOUT ?= 80m
 FUZZ_TIME ?= 10s
 
@@ -61,10 +64,10 @@ bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.
 	go run ./test/bench/cmd/provisioningbench
 
 .PHONY: replay-record
-replay-record: tools ## Re-record the replay histories from the real end-to-end flow.
-	KARMADAFLOW_RECORD_HISTORIES=1 go test -count=1 -timeout 20m \
-	  -run 'TestMCSDeleted|TestMCSProvidersAndConsumersSwap|TestMCSUnhealthyProviderGrace' ./test/e2e/
-	KARMADAFLOW_RECORD_HISTORIES=1 go test -count=1 -timeout 10m -run 'TestNodePortInstall' ./test/provisioninge2e/
+replay-record: tools ## Record a new set of replay histories from the real end-to-end flow (older sets stay).
+	KARMADAFLOW_RECORD_HISTORIES=1 KARMADAFLOW_RECORD_SET=$(RECORD_SET) go test -count=1 -timeout 20m \
+	  -run 'TestMCSDeleted|TestMCSProvidersAndConsumersSwap|TestMCSUnhealthyProviderGrace|TestMCSInvalidSpec|TestMCSLoadBalancerOnlyIsUnsupported|TestMCSCreatedBeforeService|TestMCSContinuesAsNewOnRequest' ./test/e2e/
+	KARMADAFLOW_RECORD_HISTORIES=1 KARMADAFLOW_RECORD_SET=$(RECORD_SET) go test -count=1 -timeout 10m -run 'TestNodePortInstall' ./test/provisioninge2e/
 
 .PHONY: run
 run: tools build ## Bring up the local environment, the worker and the starter; Ctrl-C stops all.

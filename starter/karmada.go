@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 
-	"go.temporal.io/api/serviceerror"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
@@ -27,11 +26,7 @@ func newKarmadaTrigger(deps dependencies) (*trigger.Trigger, error) {
 		}
 		obj, exists, _ := informer.GetStore().GetByKey(key)
 		if !exists {
-			err := deps.Temporal.SignalWorkflow(ctx, provisioning.WorkflowID(namespace, name), "", provisioning.SignalChange, provisioning.Change{})
-			if _, notFound := err.(*serviceerror.NotFound); notFound {
-				return nil
-			}
-			return err
+			return trigger.SignalIfRunning(ctx, deps.Temporal, provisioning.WorkflowID(namespace, name), provisioning.SignalChange, provisioning.Change{})
 		}
 		return trigger.SignalWithStart(ctx, deps.Temporal, karmadaStart(deps, namespace, name, obj))
 	})

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -236,11 +235,7 @@ func (m *mcsTriggers) mcsStart(namespace, name string, change mcs.Change) trigge
 // running finishes the cleanup; one that is not running has nothing left to do (an object
 // being deleted is still in the store, and gets SignalWithStart).
 func (m *mcsTriggers) signal(ctx context.Context, workflowID string, change mcs.Change) error {
-	err := m.deps.Temporal.SignalWorkflow(ctx, workflowID, "", mcs.SignalChange, change)
-	if _, notFound := err.(*serviceerror.NotFound); notFound {
-		return nil
-	}
-	return err
+	return trigger.SignalIfRunning(ctx, m.deps.Temporal, workflowID, mcs.SignalChange, change)
 }
 
 // serviceChanged: a Service matters when its spec, labels or annotations change.
@@ -370,7 +365,7 @@ func (s *memberSlices) run(ctx context.Context, cluster string) {
 	for client == nil {
 		member, err := s.registry.Get(ctx, cluster)
 		if err == nil {
-			client = member.Kube
+			client = member.Watching
 			break
 		}
 		logger.Warn("cannot connect to member cluster; retrying", zap.Error(err))

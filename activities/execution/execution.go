@@ -181,9 +181,11 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 				return false, err
 			}
 		}
-		return true, setFinalizer(ctx, works, work, false)
+		return true, kube.IgnoreNotFound(setFinalizer(ctx, works, work, false))
 	}
-	if err := setFinalizer(ctx, works, work, true); err != nil {
+	if err := setFinalizer(ctx, works, work, true); apierrors.IsNotFound(err) {
+		return true, nil // gone before anything of it was applied
+	} else if err != nil {
 		return false, err
 	}
 	var applyErr error
@@ -358,12 +360,17 @@ func (a *Activities) writeStatus(ctx context.Context, member *members.Member, wo
 	}
 	updated := work.DeepCopy()
 	updated.Object["status"] = statusMap.Object
-	if _, err := works.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
-		return false, fmt.Errorf("writing status of Work %s/%s: %w", work.GetNamespace(), work.GetName(), kube.IgnoreNotFound(err))
+	_, err = works.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager})
+	if apierrors.IsNotFound(err) {
+		return false, nil // gone: it has no status to write
+	}
+	if err != nil {
+		return false, fmt.Errorf("writing status of Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
 	}
 	return true, nil
 }
 
+// setFinalizer adds or removes execution's finalizer; a Work that is gone is a NotFound error.
 func setFinalizer(ctx context.Context, works dynamic.ResourceInterface, work *unstructured.Unstructured, present bool) error {
 	finalizers := work.GetFinalizers()
 	if slices.Contains(finalizers, naming.FinalizerExecution) == present {
@@ -377,7 +384,7 @@ func setFinalizer(ctx context.Context, works dynamic.ResourceInterface, work *un
 	work.SetFinalizers(finalizers)
 	updated, err := works.Update(ctx, work, metav1.UpdateOptions{FieldManager: naming.FieldManager})
 	if err != nil {
-		return fmt.Errorf("updating finalizers of Work %s/%s: %w", work.GetNamespace(), work.GetName(), kube.IgnoreNotFound(err))
+		return fmt.Errorf("updating finalizers of Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
 	}
 	work.Object = updated.Object
 	return nil

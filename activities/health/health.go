@@ -71,8 +71,13 @@ func (a *Activities) ProbeCluster(ctx context.Context, cluster string) (ProbeRes
 	if err := kube.SetConditions(obj, conds); err != nil {
 		return res, err
 	}
-	if _, err := clusters.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: naming.FieldManager}); err != nil {
-		return res, fmt.Errorf("writing status of Cluster %s: %w", cluster, kube.IgnoreNotFound(err))
+	_, err = clusters.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: naming.FieldManager})
+	if apierrors.IsNotFound(err) {
+		res.Exists = false // deleted while it was probed
+		return res, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("writing status of Cluster %s: %w", cluster, err)
 	}
 	res.Changed = true
 	return res, nil

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	workv1alpha1 "github.com/karmadaflow/karmadaflow/api/work/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
@@ -569,20 +570,25 @@ func (a *Activities) applyWork(ctx context.Context, work *unstructured.Unstructu
 	return nil
 }
 
+// appliedCondition tells whether the Work's current generation is applied, and otherwise the
+// message of its Applied condition. A condition observed at an older generation speaks of
+// manifests the Work no longer holds. One that names no generation (Karmada's own execution
+// controller leaves it out) is taken as it stands.
 func appliedCondition(work *unstructured.Unstructured) (applied bool, message string) {
-	conds, _, _ := unstructured.NestedSlice(work.Object, "status", "conditions")
-	for _, c := range conds {
-		cond, _ := c.(map[string]any)
-		if cond["type"] != "Applied" {
-			continue
-		}
-		msg, _ := cond["message"].(string)
-		if cond["status"] == "True" {
-			return true, ""
-		}
-		return false, msg
+	conds, err := kube.Conditions(work)
+	if err != nil {
+		return false, err.Error()
 	}
-	return false, ""
+	cond := meta.FindStatusCondition(conds, workv1alpha1.WorkApplied)
+	switch {
+	case cond == nil:
+		return false, ""
+	case cond.ObservedGeneration != 0 && cond.ObservedGeneration < work.GetGeneration():
+		return false, fmt.Sprintf("generation %d is not applied yet (applied: %d)", work.GetGeneration(), cond.ObservedGeneration)
+	case cond.Status == metav1.ConditionTrue:
+		return true, ""
+	}
+	return false, cond.Message
 }
 
 // listWorks reads, in every namespace, the Works of the MultiClusterService with one of roles

@@ -71,3 +71,28 @@ func TestPlanWorkSyncKeysByNamespace(t *testing.T) {
 	assert.Equal(t, []string{"es-b/svc"}, names(plan.write))
 	assert.Equal(t, []string{"es-a/svc"}, names(plan.remove))
 }
+
+func dispatchedWork(name string, generation int64, applied metav1.ConditionStatus, observed int64) unstructured.Unstructured {
+	w := unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Applied", "status": string(applied), "reason": "AppliedSuccessful", "message": "applied here",
+		"observedGeneration": observed, "lastTransitionTime": "2026-01-01T00:00:00Z",
+	}}}}}
+	w.SetNamespace(naming.ExecutionNamespace("member2"))
+	w.SetName(name)
+	w.SetGeneration(generation)
+	w.SetLabels(map[string]string{naming.LabelWorkRole: naming.RoleDispatched})
+	return w
+}
+
+func TestAppliedCountsOnlyWorksAppliedAtTheirGeneration(t *testing.T) {
+	works := []unstructured.Unstructured{
+		dispatchedWork("current", 2, metav1.ConditionTrue, 2),
+		dispatchedWork("older", 3, metav1.ConditionTrue, 2),
+		dispatchedWork("unreported", 5, metav1.ConditionTrue, 0),
+		dispatchedWork("failed", 1, metav1.ConditionFalse, 1),
+	}
+	got := appliedPerConsumer(works, []string{"member2"})
+	assert.Equal(t, []ConsumerApplied{{Consumer: "member2", Works: 4, Applied: 2, Message: "generation 3 is not applied yet (applied: 2)"}}, got)
+	assert.False(t, allApplied(got))
+	assert.True(t, allApplied(appliedPerConsumer(works[:1], []string{"member2"})))
+}

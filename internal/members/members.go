@@ -23,11 +23,15 @@ import (
 
 // Member is the set of clients of one member cluster.
 type Member struct {
-	Name    string
+	Name string
+	// Config bounds each request by RequestTimeout; Kube and Dynamic are built from it.
 	Config  *rest.Config
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 	Mapper  *restmapper.DeferredDiscoveryRESTMapper
+	// Watching is for watches and informers: it has no request timeout, which would cut every
+	// watch after RequestTimeout and have the informer list and watch again.
+	Watching kubernetes.Interface
 
 	version string // the Cluster's and Secret's resourceVersions the clients were built from
 	checked time.Time
@@ -156,6 +160,9 @@ func (r *Registry) configFrom(ctx context.Context, cluster, secretField string) 
 	return cfg, obj.GetResourceVersion() + "/" + secret.ResourceVersion, nil
 }
 
+// RequestTimeout bounds each request to a member cluster, except watches.
+const RequestTimeout = 10 * time.Second
+
 // RESTConfig builds a client config for an API endpoint from a credentials Secret with keys
 // `token` and, optionally, `caBundle`.
 func RESTConfig(endpoint string, secret *corev1.Secret, insecure bool) (*rest.Config, error) {
@@ -163,7 +170,7 @@ func RESTConfig(endpoint string, secret *corev1.Secret, insecure bool) (*rest.Co
 	if token == "" {
 		return nil, fmt.Errorf("secret %s/%s has no token", secret.Namespace, secret.Name)
 	}
-	cfg := &rest.Config{Host: endpoint, BearerToken: token, Timeout: 10 * time.Second}
+	cfg := &rest.Config{Host: endpoint, BearerToken: token, Timeout: RequestTimeout}
 	cfg.TLSClientConfig.CAData = secret.Data["caBundle"]
 	cfg.TLSClientConfig.Insecure = insecure && len(cfg.TLSClientConfig.CAData) == 0
 	return cfg, nil
@@ -178,6 +185,12 @@ func newMember(name string, cfg *rest.Config, version string) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.Timeout = 0
+	watching, err := kubernetes.NewForConfig(watchCfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kc.Discovery()))
-	return &Member{Name: name, Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper, version: version, checked: time.Now()}, nil
+	return &Member{Name: name, Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper, Watching: watching, version: version, checked: time.Now()}, nil
 }

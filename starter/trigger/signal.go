@@ -57,3 +57,17 @@ func SignalOrStart(ctx context.Context, c client.Client, s Start) (started bool,
 	}
 	return false, nil
 }
+
+// SignalIfRunning signals the running workflow of workflowID; a workflow that is not running
+// needs nothing.
+func SignalIfRunning(ctx context.Context, c client.Client, workflowID, signal string, arg any) error {
+	err := c.SignalWorkflow(ctx, workflowID, "", signal, arg)
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("signal %s to workflow %s: %w", signal, workflowID, err)
+	}
+	return nil
+}

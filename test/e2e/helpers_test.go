@@ -127,13 +127,17 @@ func mcsSpec(providers, consumers []string) map[string]any {
 
 func createMCS(t *testing.T, namespace, name string, spec map[string]any) {
 	t.Helper()
+	require.NoError(t, tryCreateMCS(namespace, name, spec))
+}
+
+func tryCreateMCS(namespace, name string, spec map[string]any) error {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "networking.karmada.io/v1alpha1", "kind": "MultiClusterService",
 		"metadata": map[string]any{"name": name, "namespace": namespace},
 		"spec":     spec,
 	}}
 	_, err := testEnv.ControlPlane.Dynamic().Resource(kube.MultiClusterServices).Namespace(namespace).Create(context.Background(), obj, metav1.CreateOptions{})
-	require.NoError(t, err)
+	return err
 }
 
 func updateMCSSpec(t *testing.T, namespace, name string, spec map[string]any) {

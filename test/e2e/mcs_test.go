@@ -146,6 +146,7 @@ func TestMCSCreatedBeforeService(t *testing.T) {
 	createService(t, testEnv.ControlPlane, ns, app)
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionServiceApplied, "True")
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
+	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-waiting-for-service")
 }
 
 func TestMCSScaleProvider(t *testing.T) {
@@ -248,12 +249,20 @@ func TestMCSLoadBalancerOnlyIsUnsupported(t *testing.T) {
 	ns := testNamespace(t)
 	exposeFromMember1(t, ns, 1)
 	createMCS(t, ns, app, map[string]any{"types": []any{"LoadBalancer"}})
-	expectCondition(t, ns, app, networkingv1alpha1.ConditionServiceApplied, "False", "LoadBalancer")
+	expectRefused(t, ns, networkingv1alpha1.ReasonUnsupportedType, "LoadBalancer")
+	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-unsupported")
+}
+
+// expectRefused waits for ServiceApplied to be False for reason, its message containing
+// contains, and checks that nothing was propagated.
+func expectRefused(t *testing.T, ns, reason, contains string) {
+	t.Helper()
+	expectCondition(t, ns, app, networkingv1alpha1.ConditionServiceApplied, "False", contains)
 	mcsObj, err := getMCS(ns, app)
 	require.NoError(t, err)
 	for _, c := range mcsObj.Status.Conditions {
 		if c.Type == networkingv1alpha1.ConditionServiceApplied {
-			require.Equal(t, networkingv1alpha1.ReasonUnsupportedType, c.Reason)
+			require.Equal(t, reason, c.Reason)
 		}
 	}
 	works, err := worksOf(ns, app)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -15,17 +16,27 @@ import (
 )
 
 // RecordEnv, set to 1, makes end-to-end tests export the histories of the workflows they ran
-// into test/replay/testdata (make replay-record).
+// into a new set under test/replay/testdata (make replay-record).
 const RecordEnv = "KARMADAFLOW_RECORD_HISTORIES"
+
+// RecordSetEnv names the set, a subdirectory of test/replay/testdata, that a recording adds
+// (make replay-record: the date and the commit recorded from). Unset, it is the date and time.
+const RecordSetEnv = "KARMADAFLOW_RECORD_SET"
 
 // Recording tells whether histories are to be recorded.
 func Recording() bool { return os.Getenv(RecordEnv) == "1" }
 
 // Record exports the history of the current run of workflowID into
-// test/replay/testdata/<name>.json and returns the number of events.
+// test/replay/testdata/<set>/<name>.json and returns the number of events. Recorded histories
+// are never overwritten: a file that exists already is an error.
 func Record(ctx context.Context, c client.Client, workflowID, name string) (int, error) {
+	return RecordRun(ctx, c, workflowID, "", name)
+}
+
+// RecordRun is Record for one run of workflowID (the current one when runID is empty).
+func RecordRun(ctx context.Context, c client.Client, workflowID, runID, name string) (int, error) {
 	history := &historypb.History{}
-	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		event, err := iter.Next()
 		if err != nil {
@@ -41,6 +52,21 @@ func Record(ctx context.Context, c client.Client, workflowID, name string) (int,
 	if err != nil {
 		return 0, err
 	}
-	path := filepath.Join(root, "test", "replay", "testdata", name+".json")
-	return len(history.Events), os.WriteFile(path, append(data, '\n'), 0o644)
+	set := os.Getenv(RecordSetEnv)
+	if set == "" {
+		set = time.Now().UTC().Format("20060102-150405")
+	}
+	dir := filepath.Join(root, "test", "replay", "testdata", set)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name+".json"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("recording %s: %w", workflowID, err)
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		f.Close()
+		return 0, err
+	}
+	return len(history.Events), f.Close()
 }

@@ -5,6 +5,7 @@ package replay
 
 import (
 	"context"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,8 +20,16 @@ import (
 	"github.com/karmadaflow/karmadaflow/workflows/provisioning"
 )
 
+// histories are the recorded histories of every set: the first ones directly in testdata,
+// each later recording in a subdirectory of its own.
 func histories(t *testing.T) []string {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	var files []string
+	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return err
+	})
 	require.NoError(t, err)
 	require.NotEmpty(t, files, "no recorded histories in testdata; run make replay-record")
 	return files
@@ -33,7 +42,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	clusterhealth.RegisterWorkflow(replayer)
 	provisioning.RegisterWorkflow(replayer)
 	for _, file := range histories(t) {
-		t.Run(filepath.Base(file), func(t *testing.T) {
+		t.Run(strings.TrimPrefix(file, "testdata"+string(filepath.Separator)), func(t *testing.T) {
 			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, file))
 		})
 	}

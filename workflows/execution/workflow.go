@@ -39,6 +39,10 @@ const changeApplyAsActivity = "apply-works-as-activity"
 // then reads them from the worker's cache.
 const changePassVersions = "pass-work-versions"
 
+// changeKeepFailed versions keeping failed Works for their retry when a batch of other
+// Works runs first (before, that batch's result replaced the failures).
+const changeKeepFailed = "keep-failed-works"
+
 // WorkflowID is the readable ID of the execution workflow of one cluster.
 func WorkflowID(cluster string) string { return "execution/" + cluster }
 
@@ -104,6 +108,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	})
 	applyAsActivity := workflow.GetVersion(ctx, changeApplyAsActivity, workflow.DefaultVersion, 1) == 1
 	passVersions := workflow.GetVersion(ctx, changePassVersions, workflow.DefaultVersion, 1) == 1
+	keepFailed := workflow.GetVersion(ctx, changeKeepFailed, workflow.DefaultVersion, 1) == 1
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 
@@ -209,18 +214,23 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			lastFull = workflow.Now(ctx)
 			state.LastFull = lastFull
 		}
+		var waiting []string // failed before, not tried in this round: still due at retryAt
+		if keepFailed && !full {
+			waiting = slices.DeleteFunc(slices.Clone(state.Failed), func(name string) bool { return slices.Contains(pending, name) })
+		}
 		full, pending, versions = false, nil, map[string]string{}
-		state.Failed, state.LastError, state.Pending = failed, lastErr, 0
-		if len(failed) > 0 {
+		state.Failed, state.LastError, state.Pending = addNames(failed, waiting), lastErr, 0
+		switch {
+		case len(failed) > 0:
 			failures++
 			retryAt = workflow.Now(ctx).Add(min(time.Second<<min(failures-1, 6), time.Minute))
-		} else {
+		case len(waiting) == 0:
 			failures, retryAt = 0, time.Time{}
 		}
 
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			drain()
-			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: append(pending, retryNames(failed)...)})
+			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: append(pending, retryNames(state.Failed)...)})
 		}
 	}
 }

@@ -28,6 +28,16 @@ const (
 	QueryState   = "state"
 )
 
+// ResyncRequest is the optional payload of the resync signal. ContinueAsNew asks the run to
+// continue as new once the resync is done (a fresh history, e.g. to record that path):
+// temporal workflow signal --workflow-id mcs/<ns>/<name> --name resync --input '{"ContinueAsNew":true}'
+type ResyncRequest struct {
+	ContinueAsNew bool `json:",omitempty"`
+}
+
+// changeContinueAsNewOnRequest versions continuing as new when a resync asks for it.
+const changeContinueAsNewOnRequest = "continue-as-new-on-request"
+
 // SafetyResync is how often a full reconcile runs without any event, to catch drift.
 const SafetyResync = 10 * time.Minute
 
@@ -154,7 +164,7 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 		if finished {
 			return nil
 		}
-		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() || r.continueAsNewAsked(ctx) {
 			r.drain(changes, resyncs)
 			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 				return err
@@ -181,11 +191,13 @@ type reconciler struct {
 	ref        act.Ref
 	pending    Pending
 	lastStatus string
-	obs        *act.Observation
-	plan       Plan
-	lastFull   time.Time
-	retryAt    time.Time
-	failures   int
+	// askedToContinueAsNew: a resync asked the run to continue as new.
+	askedToContinueAsNew bool
+	obs                  *act.Observation
+	plan                 Plan
+	lastFull             time.Time
+	retryAt              time.Time
+	failures             int
 	// Errors of the last attempt per provider and consumer, kept across partial reconciles.
 	collectErrs map[string]string
 	dispatchErr map[string]string
@@ -203,10 +215,27 @@ func (r *reconciler) drain(changes, resyncs workflow.ReceiveChannel) {
 	for changes.ReceiveAsync(&c) {
 		r.pending.add(c)
 	}
-	var ignored any
-	for resyncs.ReceiveAsync(&ignored) {
-		r.pending.Full, r.pending.Members = true, true
+	var request any // decoded as before ResyncRequest existed: any payload is a resync
+	for resyncs.ReceiveAsync(&request) {
+		r.resync(request)
+		request = nil
 	}
+}
+
+// resync asks for a full reconcile that re-applies everything in the members, and records a
+// request to continue as new.
+func (r *reconciler) resync(request any) {
+	r.pending.Full, r.pending.Members = true, true
+	fields, _ := request.(map[string]any)
+	if ask, _ := fields["ContinueAsNew"].(bool); ask {
+		r.askedToContinueAsNew = true
+	}
+}
+
+// continueAsNewAsked tells whether a resync asked to continue as new (runs that received one
+// before this was versioned ignore it).
+func (r *reconciler) continueAsNewAsked(ctx workflow.Context) bool {
+	return r.askedToContinueAsNew && workflow.GetVersion(ctx, changeContinueAsNewOnRequest, workflow.DefaultVersion, 1) == 1
 }
 
 // wait blocks until a signal arrives or the next timed wake-up (safety resync, a provider's
@@ -234,8 +263,9 @@ func (r *reconciler) wait(ctx workflow.Context, changes, resyncs workflow.Receiv
 		r.pending.add(change)
 	})
 	sel.AddReceive(resyncs, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		r.pending.Full, r.pending.Members = true, true
+		var request any
+		c.ReceiveAsync(&request) // one that does not decode is still a resync, as it always was
+		r.resync(request)
 	})
 	sel.AddFuture(r.timer, func(workflow.Future) {
 		r.timer, r.cancelTimer = nil, nil

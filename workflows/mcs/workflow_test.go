@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/wftest"
 )
 
 var ref = act.Ref{Namespace: "default", Name: "foo"}
@@ -85,7 +85,7 @@ func lastCondition(t *testing.T, rec *recorder, condType string) act.Condition {
 
 func TestFullReconcileDispatchesAndReportsReady(t *testing.T) {
 	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, time.Second, func() {
 		assert.Equal(t, []act.CollectInput{{MCS: ref, Provider: "member1"}}, rec.collect)
 		require.Len(t, rec.dispatch, 1)
 		assert.Equal(t, "member2", rec.dispatch[0].Consumer)
@@ -95,9 +95,7 @@ func TestFullReconcileDispatchesAndReportsReady(t *testing.T) {
 			assert.Equal(t, "True", c.Status, c.Type)
 		}
 		assert.Len(t, rec.status[len(rec.status)-1].Conditions, 4)
-		env.CancelWorkflow()
-	}, time.Second)
-	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 }
 
 func TestSliceChangeCollectsOnlyThatProvider(t *testing.T) {
@@ -107,7 +105,7 @@ func TestSliceChangeCollectsOnlyThatProvider(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member2"})
 	}, time.Second)
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, 2*time.Second, func() {
 		// The full reconcile collected both providers, the signal only member2.
 		require.Len(t, rec.collect, 3)
 		assert.Equal(t, act.CollectInput{MCS: ref, Provider: "member2"}, rec.collect[2])
@@ -123,24 +121,20 @@ func TestSliceChangeCollectsOnlyThatProvider(t *testing.T) {
 		require.Len(t, partial, 1)
 		assert.Equal(t, "member3", partial[0].Consumer)
 		assert.Equal(t, []string{"member2"}, partial[0].Providers)
-		env.CancelWorkflow()
-	}, 2*time.Second)
-	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 }
 
 func TestInvalidSpecReportsAndDoesNotRetry(t *testing.T) {
 	obs := observation(ready("member1"), ready("member2"))
 	obs.Invalid = []string{`spec.ports[0].port 0: must be between 1 and 65535`}
 	env, rec := newEnv(t, func() act.Observation { return obs })
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, 5*time.Minute, func() {
 		c := lastCondition(t, rec, networkingv1alpha1.ConditionServiceApplied)
 		assert.Equal(t, networkingv1alpha1.ReasonInvalidSpec, c.Reason)
 		assert.Contains(t, c.Message, "spec.ports[0].port")
 		assert.Empty(t, rec.collect)
 		assert.Len(t, rec.status, 1)
-		env.CancelWorkflow()
-	}, 5*time.Minute)
-	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 }
 
 func TestDeletionRemovesWorksThenFinalizer(t *testing.T) {
@@ -180,13 +174,11 @@ func TestProviderWithdrawnAfterGraceAndRestored(t *testing.T) {
 		member1 = ready("member1")
 		env.SignalWorkflow(SignalChange, Change{Kind: ChangeClusters})
 	}, 75*time.Second)
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, 80*time.Second, func() {
 		last := rec.dispatch[len(rec.dispatch)-1]
 		assert.Equal(t, []string{"member1"}, last.Providers)
 		assert.Equal(t, "True", lastCondition(t, rec, networkingv1alpha1.ConditionEndpointSliceCollected).Status)
-		env.CancelWorkflow()
-	}, 80*time.Second)
-	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 }
 
 func TestMissingServiceWaitsAndRemovesWorks(t *testing.T) {
@@ -200,11 +192,9 @@ func TestMissingServiceWaitsAndRemovesWorks(t *testing.T) {
 		obs.ServiceExists = true
 		env.SignalWorkflow(SignalChange, Change{Kind: ChangeSpec})
 	}, time.Second)
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, 2*time.Second, func() {
 		assert.Equal(t, "True", lastCondition(t, rec, networkingv1alpha1.ConditionServiceApplied).Status)
-		env.CancelWorkflow()
-	}, 2*time.Second)
-	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 	var everything int
 	for _, d := range rec.deletes {
 		if len(d.Roles) == 0 {
@@ -216,12 +206,10 @@ func TestMissingServiceWaitsAndRemovesWorks(t *testing.T) {
 
 func TestFullReconcilePrunesFormerProvidersAndConsumers(t *testing.T) {
 	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
-	env.RegisterDelayedCallback(func() {
+	wftest.CheckAt(t, env, time.Second, func() {
 		assert.Contains(t, rec.deletes, act.DeleteWorksInput{MCS: ref, Roles: []string{"collected"}, ExceptClusters: []string{"member1"}})
 		assert.Contains(t, rec.deletes, act.DeleteWorksInput{MCS: ref, Roles: []string{"dispatched"}, ExceptClusters: []string{"member2"}})
-		env.CancelWorkflow()
-	}, time.Second)
-	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 }
 
 func TestContinuesAsNewCarryingPendingWorkAndStatus(t *testing.T) {
@@ -238,13 +226,33 @@ func TestContinuesAsNewCarryingPendingWorkAndStatus(t *testing.T) {
 	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
 
 	require.True(t, env.IsWorkflowCompleted())
-	var canErr *workflow.ContinueAsNewError
-	require.ErrorAs(t, env.GetWorkflowError(), &canErr)
 	var next Input
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(canErr.Input, &next))
+	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
 	assert.Equal(t, "default", next.Namespace)
 	assert.Equal(t, "foo", next.Name)
 	assert.Equal(t, []string{"member1"}, next.Pending.Providers, "the signal received before continuing is carried")
 	require.Len(t, rec.status, 1)
 	assert.Equal(t, statusKey(1, rec.status[0].Conditions), next.LastStatus, "the status written is carried, so it is not written again")
+}
+
+// A resync asking for it continues the run as new once the full reconcile is done.
+func TestResyncAskingToContinueAsNew(t *testing.T) {
+	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+	// A user's resync has the members' Work execution re-apply everything.
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", execution.SignalResync, nil).Return(nil)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, rec.collect, 1)
+		env.SignalWorkflow(SignalResync, nil) // a plain resync does not
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, rec.collect, 2)
+		env.SignalWorkflow(SignalResync, ResyncRequest{ContinueAsNew: true})
+	}, 2*time.Second)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	require.True(t, env.IsWorkflowCompleted())
+	var next Input
+	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
+	assert.Len(t, rec.collect, 3, "the resync's reconcile ran first")
+	assert.Equal(t, Input{Namespace: "default", Name: "foo", LastStatus: next.LastStatus}, next)
+	assert.NotEmpty(t, next.LastStatus)
 }

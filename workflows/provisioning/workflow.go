@@ -26,6 +26,10 @@ const (
 	QueryState   = "state"
 )
 
+// changeRetryReadyStatus versions retrying a failed write of the Ready status (before, the
+// error was dropped and the object showed Progressing until the next signal).
+const changeRetryReadyStatus = "retry-ready-status"
+
 // WorkflowID is the readable ID of the workflow of one Karmada object.
 func WorkflowID(namespace, name string) string { return "karmada/" + namespace + "/" + name }
 
@@ -235,8 +239,12 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	}
 	r.state.Step, r.state.LastError, r.state.Failures = "", "", 0
 	r.setPhase(ctx, PhaseReady)
-	_ = r.writeStatus(ctx, act.StatusInput{Ready: true, Reason: operatorv1alpha1.ReasonCompleted,
+	err = r.writeStatus(ctx, act.StatusInput{Ready: true, Reason: operatorv1alpha1.ReasonCompleted,
 		Message: "Karmada control plane installed", AdminConfig: true, Completed: true})
+	if err != nil && !errors.Is(err, errInterrupted) &&
+		workflow.GetVersion(ctx, changeRetryReadyStatus, workflow.DefaultVersion, 1) == 1 {
+		r.fail(ctx, "WriteKarmadaStatus", err) // the retry's pass writes Ready again
+	}
 	return false
 }
 

@@ -9,11 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	act "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/workflows/wftest"
 )
 
 var ref = act.Ref{Namespace: "tenant1", Name: "foo"}
@@ -46,6 +49,10 @@ type harness struct {
 	fail    map[string]int // step -> failures still to return (non-retryable)
 	// noLoadBalancer makes WaitLoadBalancer wait until cancelled.
 	noLoadBalancer bool
+	// failReady is the number of writes of the Ready status still to fail.
+	failReady int
+	// scheduled and ran count the callbacks of at: run fails the test unless all ran.
+	scheduled, ran int
 }
 
 func newHarness(t *testing.T) *harness {
@@ -115,6 +122,10 @@ func newHarness(t *testing.T) *harness {
 	})
 	h.env.OnActivity(activities.WaitComponentsReady, mock.Anything, ref).Return(refStep(act.StepWaitComponentsReady))
 	h.env.OnActivity(activities.WriteKarmadaStatus, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.StatusInput) error {
+		if in.Ready && h.failReady > 0 {
+			h.failReady--
+			return temporal.NewNonRetryableApplicationError("the object has been modified", "Test", nil)
+		}
 		h.status = append(h.status, in)
 		return nil
 	})
@@ -126,7 +137,13 @@ var installSteps = []string{act.StepEnsureNamespace, act.StepGenerateCertificate
 	act.StepInstallAPIServer, act.StepWaitAPIServerReady, act.StepWriteAdminKubeconfig, act.StepInstallAggregatedAPIServer,
 	act.StepWaitAggregatedAPIServerReady, act.StepInitControlPlane, act.StepInstallComponents, act.StepWaitComponentsReady}
 
-func (h *harness) at(d time.Duration, f func()) { h.env.RegisterDelayedCallback(f, d) }
+func (h *harness) at(d time.Duration, f func()) {
+	h.scheduled++
+	h.env.RegisterDelayedCallback(func() {
+		f()
+		h.ran++
+	}, d)
+}
 
 func (h *harness) signal(d time.Duration, mutate func()) {
 	h.at(d, func() {
@@ -142,6 +159,7 @@ func (h *harness) run(t *testing.T) {
 	h.env.ExecuteWorkflow(Karmada, Input{Namespace: ref.Namespace, Name: ref.Name})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, h.scheduled, h.ran, "the workflow ended before every check ran")
 }
 
 func (h *harness) lastStatus(t *testing.T) act.StatusInput {
@@ -220,6 +238,23 @@ func TestFailureResumesAtTheFailedStep(t *testing.T) {
 		}
 		assert.Equal(t, 2, failed, "each failed attempt is reported")
 		assert.True(t, h.lastStatus(t).Ready)
+	})
+	h.deleteAt(2 * time.Hour)
+	h.run(t)
+}
+
+// A failed write of the Ready status is retried: the object does not stay Progressing.
+func TestFailedReadyStatusWriteIsRetried(t *testing.T) {
+	h := newHarness(t)
+	h.failReady = 1
+	h.at(time.Hour, func() {
+		assert.Zero(t, h.failReady)
+		last := h.lastStatus(t)
+		assert.True(t, last.Ready)
+		assert.Equal(t, operatorv1alpha1.ReasonCompleted, last.Reason)
+		s := h.state(t)
+		assert.Equal(t, PhaseReady, s.Phase)
+		assert.Equal(t, 2, s.Passes, "the retry's pass wrote it")
 	})
 	h.deleteAt(2 * time.Hour)
 	h.run(t)
@@ -339,4 +374,30 @@ func TestResyncInterruptedBySpecChangeStillRunsEverything(t *testing.T) {
 	})
 	h.deleteAt(2 * time.Minute)
 	h.run(t)
+}
+
+// Continue-as-new carries what succeeded with which inputs, and a resync that arrived during
+// the last pass (a change needs nothing carried: every run starts with a pass).
+func TestContinueAsNewCarriesProgressAndAPendingResync(t *testing.T) {
+	h := newHarness(t)
+	h.env.SetContinueAsNewSuggested(true)
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		var in act.StatusInput
+		if info.ActivityType.Name == "WriteKarmadaStatus" && args.Get(&in) == nil && in.Ready {
+			h.env.SignalWorkflow(SignalResync, nil) // while the Ready status is written
+		}
+	})
+	h.env.ExecuteWorkflow(Karmada, Input{Namespace: ref.Namespace, Name: ref.Name})
+	require.True(t, h.env.IsWorkflowCompleted())
+	var next Input
+	wftest.ContinuedInput(t, h.env.GetWorkflowError(), &next)
+	assert.Equal(t, ref.Namespace, next.Namespace)
+	assert.Equal(t, ref.Name, next.Name)
+	assert.True(t, next.Resync, "the resync is carried")
+	for _, step := range installSteps {
+		assert.Equal(t, "h-"+step, next.Progress.Done[step], step)
+	}
+	assert.Equal(t, "c1", next.Progress.CertHash)
+	assert.Equal(t, "https://127.0.0.1:31000", next.Progress.Endpoint)
+	assert.NotEmpty(t, next.Progress.LastStatus)
 }

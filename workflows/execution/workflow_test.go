@@ -1,0 +1,140 @@
+package execution
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+
+	act "github.com/karmadaflow/karmadaflow/activities/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/wftest"
+)
+
+// applier answers ApplyWorks: the Works named in fail fail once each, full pass i answers
+// fullResults[i] (when given) after fullDelay; every call is recorded.
+type applier struct {
+	calls       []act.ApplyInput
+	fail        map[string]bool
+	fullResults []act.ApplyResult
+	fullDelay   time.Duration
+	fullPasses  int
+}
+
+func (a *applier) apply(_ context.Context, in act.ApplyInput) (act.ApplyResult, error) {
+	a.calls = append(a.calls, in)
+	var res act.ApplyResult
+	if in.All {
+		if a.fullPasses < len(a.fullResults) {
+			res = a.fullResults[a.fullPasses]
+		}
+		a.fullPasses++
+		return res, nil
+	}
+	for _, name := range in.Works {
+		if a.fail[name] {
+			delete(a.fail, name)
+			res.Failed = append(res.Failed, name)
+			res.Error = "applying " + name + " failed"
+			continue
+		}
+		res.Applied++
+	}
+	return res, nil
+}
+
+// named are the Works of the calls that named Works, in order.
+func (a *applier) named() [][]string {
+	var out [][]string
+	for _, c := range a.calls {
+		if !c.All {
+			out = append(out, c.Works)
+		}
+	}
+	return out
+}
+
+func newEnv(t *testing.T, a *applier) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	RegisterWorkflow(env)
+	full := func(in act.ApplyInput) bool { return in.All }
+	env.OnActivity(activities.ApplyWorks, mock.Anything, mock.MatchedBy(full)).After(a.fullDelay).Return(a.apply)
+	env.OnActivity(activities.ApplyWorks, mock.Anything, mock.Anything).Return(a.apply)
+	return env
+}
+
+func state(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
+	return wftest.Query[State](t, env, QueryState)
+}
+
+func TestChangesAreAppliedByNameAfterOneFullPass(t *testing.T) {
+	a := &applier{}
+	env := newEnv(t, a)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalChange, Change{Work: "b", Works: []string{"a"}, Versions: map[string]string{"b": "7"}})
+	}, time.Second)
+	wftest.CheckAt(t, env, 10*time.Second, func() {
+		require.Len(t, a.calls, 2)
+		assert.Equal(t, act.ApplyInput{Cluster: "member1", All: true}, a.calls[0])
+		assert.Equal(t, act.ApplyInput{Cluster: "member1", Works: []string{"a", "b"}, Versions: map[string]string{"b": "7"}}, a.calls[1])
+		s := state(t, env)
+		assert.Equal(t, 2, s.Reconciles)
+		assert.Equal(t, 2, s.Applied)
+		assert.Empty(t, s.Failed)
+	}, WorkExecution, Input{Cluster: "member1"})
+}
+
+// A Work that failed is retried at its backoff even when a change of another Work is applied
+// first: that batch's success does not erase the earlier failure.
+func TestFailedWorkIsRetriedAfterAnUnrelatedChange(t *testing.T) {
+	a := &applier{fail: map[string]bool{"a": true}}
+	env := newEnv(t, a)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalChange, Change{Work: "a"}) }, time.Second)
+	// The retry of "a" is due one second after its failure; "b" changes as soon as it failed.
+	env.SetOnLocalActivityCompletedListener(func(_ *activity.Info, result converter.EncodedValue, _ error) {
+		var res act.ApplyResult
+		if result != nil && result.Get(&res) == nil && slices.Contains(res.Failed, "a") {
+			env.SignalWorkflow(SignalChange, Change{Work: "b"})
+		}
+	})
+	wftest.CheckAt(t, env, 30*time.Second, func() {
+		assert.Equal(t, [][]string{{"a"}, {"b"}, {"a"}}, a.named(), "a is retried well before the safety resync")
+		assert.Empty(t, state(t, env).Failed)
+	}, WorkExecution, Input{Cluster: "member1"})
+}
+
+// A failed full pass is repeated at its backoff even when a named change is applied first.
+func TestFailedFullPassIsRepeatedAfterAChange(t *testing.T) {
+	a := &applier{fullResults: []act.ApplyResult{{}, {Failed: []string{"*"}, Error: "listing Works failed"}}}
+	env := newEnv(t, a)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalResync, nil) }, time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalChange, Change{Work: "b"}) }, 1100*time.Millisecond)
+	wftest.CheckAt(t, env, 30*time.Second, func() {
+		assert.Equal(t, 3, a.fullPasses, "the failed full pass is repeated")
+		assert.Equal(t, [][]string{{"b"}}, a.named())
+		assert.Empty(t, state(t, env).Failed)
+	}, WorkExecution, Input{Cluster: "member1"})
+}
+
+// Continue-as-new carries the failed Works and the changes that arrived during the last pass.
+func TestContinueAsNewCarriesFailedWorksAndPendingChanges(t *testing.T) {
+	a := &applier{fullDelay: 2 * time.Second, fullResults: []act.ApplyResult{{Applied: 1, Failed: []string{"a"}, Error: "conflict"}}}
+	env := newEnv(t, a)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalChange, Change{Work: "d", Versions: map[string]string{"d": "9"}})
+		env.SetContinueAsNewSuggested(true)
+	}, time.Second)
+	env.ExecuteWorkflow(WorkExecution, Input{Cluster: "member1"})
+	require.True(t, env.IsWorkflowCompleted())
+	var next Input
+	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
+	assert.Equal(t, Input{Cluster: "member1", Pending: []string{"d", "a"}}, next)
+	assert.Equal(t, []act.ApplyInput{{Cluster: "member1", All: true}}, a.calls, "only the full pass ran")
+}
