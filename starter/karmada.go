@@ -52,13 +52,14 @@ func karmadaKind(deps dependencies) ensure.Kind {
 // naming the generation seen.
 func karmadaStart(deps dependencies, namespace, name string, obj any) trigger.Start {
 	return trigger.Start{
-		WorkflowID:       provisioning.WorkflowID(namespace, name),
-		Workflow:         provisioning.WorkflowName,
-		Args:             []any{provisioning.Input{Namespace: namespace, Name: name}},
-		TaskQueue:        deps.Options.TaskQueue,
-		SearchAttributes: searchattr.ForObject(kindKarmada, namespace, name),
-		Signal:           provisioning.SignalChange,
-		SignalArg:        provisioning.Change{Generation: generation(obj)},
+		WorkflowID:          provisioning.WorkflowID(namespace, name),
+		Workflow:            provisioning.WorkflowName,
+		Args:                []any{provisioning.Input{Namespace: namespace, Name: name}},
+		TaskQueue:           deps.Options.TaskQueue,
+		WorkflowTaskTimeout: deps.Options.WorkflowTaskTimeout,
+		SearchAttributes:    searchattr.ForObject(kindKarmada, namespace, name),
+		Signal:              provisioning.SignalChange,
+		SignalArg:           provisioning.Change{Generation: generation(obj)},
 	}
 }
 

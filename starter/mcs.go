@@ -161,20 +161,22 @@ func (m *mcsTriggers) clusterStarts(cluster string) []trigger.Start {
 func (m *mcsTriggers) clusterHealthStart(cluster string) trigger.Start {
 	return trigger.Start{
 		WorkflowID: clusterhealth.WorkflowID(cluster), Workflow: clusterhealth.WorkflowName,
-		Args:             []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval}},
-		TaskQueue:        m.deps.Options.TaskQueue,
-		SearchAttributes: searchattr.ForCluster(kindClusterHealth, cluster),
-		Signal:           clusterhealth.SignalResync,
+		Args:                []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval}},
+		TaskQueue:           m.deps.Options.TaskQueue,
+		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,
+		SearchAttributes:    searchattr.ForCluster(kindClusterHealth, cluster),
+		Signal:              clusterhealth.SignalResync,
 	}
 }
 
 func (m *mcsTriggers) executionStart(cluster, signal string, arg any) trigger.Start {
 	return trigger.Start{
 		WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
-		Args:             []any{execution.Input{Cluster: cluster}},
-		TaskQueue:        m.deps.Options.TaskQueue,
-		SearchAttributes: searchattr.ForCluster(kindWorkExecution, cluster),
-		Signal:           signal, SignalArg: arg,
+		Args:                []any{execution.Input{Cluster: cluster}},
+		TaskQueue:           m.deps.Options.TaskQueue,
+		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,
+		SearchAttributes:    searchattr.ForCluster(kindWorkExecution, cluster),
+		Signal:              signal, SignalArg: arg,
 	}
 }
 
@@ -224,10 +226,11 @@ func (m *mcsTriggers) signalMCS(ctx context.Context, namespace, name string, cha
 func (m *mcsTriggers) mcsStart(namespace, name string, change mcs.Change) trigger.Start {
 	return trigger.Start{
 		WorkflowID: mcs.WorkflowID(namespace, name), Workflow: mcs.WorkflowName,
-		Args:             []any{mcs.Input{Namespace: namespace, Name: name}},
-		TaskQueue:        m.deps.Options.TaskQueue,
-		SearchAttributes: searchattr.ForObject(kindMCS, namespace, name),
-		Signal:           mcs.SignalChange, SignalArg: change,
+		Args:                []any{mcs.Input{Namespace: namespace, Name: name}},
+		TaskQueue:           m.deps.Options.TaskQueue,
+		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,
+		SearchAttributes:    searchattr.ForObject(kindMCS, namespace, name),
+		Signal:              mcs.SignalChange, SignalArg: change,
 	}
 }
 

@@ -71,6 +71,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			MaxConcurrentWorkflowTaskExecutionSize:  opts.MaxConcurrentWorkflowTasks,
 			TaskQueueActivitiesPerSecond:            opts.ActivitiesPerSecond,
 			WorkerStopTimeout:                       opts.ShutdownTimeout,
+			StickyScheduleToStartTimeout:            opts.StickyScheduleToStartTimeout,
 			OnFatalError: func(err error) {
 				select {
 				case fatal <- err:

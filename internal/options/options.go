@@ -62,6 +62,9 @@ type Options struct {
 	ShutdownTimeout time.Duration
 
 	// Worker only.
+	// StickyScheduleToStartTimeout is how long a workflow task waits for the worker that has
+	// the workflow cached before any worker may take it: the delay after a worker crash.
+	StickyScheduleToStartTimeout time.Duration
 	MaxConcurrentActivities      int     // 0: the SDK default
 	MaxConcurrentLocalActivities int     // local activities run at once; bounds the load on the API servers
 	MaxConcurrentWorkflowTasks   int     // workflow tasks run at once; keeps each one short under load
@@ -73,6 +76,9 @@ type Options struct {
 	// EnsurePeriod is how often the starter checks that every object it owns has a running
 	// workflow, and starts those that have none.
 	EnsurePeriod time.Duration
+	// WorkflowTaskTimeout bounds each workflow task of the runs the starter starts: a task held
+	// by a worker that crashed goes to another worker after it.
+	WorkflowTaskTimeout time.Duration
 	// LeaderElection: only the replica holding the Lease signals and starts workflows.
 	LeaderElection LeaderElection
 
@@ -132,6 +138,8 @@ func Default(component Component) *Options {
 		MaxConcurrentWorkflowTasks:   32,
 		ResyncPeriod:                 10 * time.Minute,
 		EnsurePeriod:                 time.Minute,
+		WorkflowTaskTimeout:          2 * time.Second,
+		StickyScheduleToStartTimeout: time.Second,
 		LeaderElection: LeaderElection{
 			LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second,
@@ -177,6 +185,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	switch o.Component {
 	case Worker:
 		fs.DurationVar(&o.ClusterUnhealthyGrace, "cluster-unhealthy-grace", o.ClusterUnhealthyGrace, "how long a provider cluster may be not Ready before its EndpointSlices are withdrawn from consumers")
+		fs.DurationVar(&o.StickyScheduleToStartTimeout, "sticky-schedule-to-start-timeout", o.StickyScheduleToStartTimeout, "how long a workflow task waits for the worker that has the workflow cached before any worker takes it (the delay after a worker crash)")
 		fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
 		fs.IntVar(&o.MaxConcurrentWorkflowTasks, "max-concurrent-workflow-tasks", o.MaxConcurrentWorkflowTasks, "workflow tasks this worker runs at once; a task waits for its local activities, so more than the local activities can serve only makes each task longer")
 		fs.IntVar(&o.MaxConcurrentLocalActivities, "max-concurrent-local-activities", o.MaxConcurrentLocalActivities, "local activities (short API calls of the reconcile loops) this worker runs at once; more queue in the worker instead of overloading the API servers")
@@ -191,6 +200,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
 		fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "informer resync period")
 		fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", o.ClusterProbeInterval, "how often each member cluster's health is probed")
+		fs.DurationVar(&o.WorkflowTaskTimeout, "workflow-task-timeout", o.WorkflowTaskTimeout, "bound of each workflow task of the runs this starts; a task held by a worker that crashed goes to another worker after it")
 		fs.DurationVar(&o.EnsurePeriod, "ensure-period", o.EnsurePeriod, "how often every owned object is checked to have a running workflow (one visibility query per workflow type); missing ones are started")
 		le := &o.LeaderElection
 		fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled, "elect a leader on a Lease of the host cluster; only the leader signals and starts workflows (run two replicas with it)")
@@ -333,6 +343,12 @@ func (o *Options) Validate() error {
 	}
 	if o.ResyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("--resync-period must not be negative, got %v", o.ResyncPeriod))
+	}
+	if o.WorkflowTaskTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("--workflow-task-timeout must be at least 1s, got %v", o.WorkflowTaskTimeout))
+	}
+	if o.StickyScheduleToStartTimeout < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("--sticky-schedule-to-start-timeout must be at least 100ms, got %v", o.StickyScheduleToStartTimeout))
 	}
 	if o.EnsurePeriod <= 0 {
 		errs = append(errs, fmt.Errorf("--ensure-period must be positive, got %v", o.EnsurePeriod))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -20,6 +21,10 @@ type Start struct {
 	Args     []any
 	// TaskQueue the workflow runs on.
 	TaskQueue string
+	// WorkflowTaskTimeout bounds each workflow task of a run started here, so also how long
+	// a task held by a worker that crashed waits before another worker gets it (0: Temporal's
+	// default, 10s). Continued runs keep it.
+	WorkflowTaskTimeout time.Duration
 	// SearchAttributes set when the workflow starts.
 	SearchAttributes temporal.SearchAttributes
 	// Signal and SignalArg are sent to the running workflow, or to the new one.
@@ -33,6 +38,7 @@ func SignalWithStart(ctx context.Context, c client.Client, s Start) error {
 	options := client.StartWorkflowOptions{
 		ID:                       s.WorkflowID,
 		TaskQueue:                s.TaskQueue,
+		WorkflowTaskTimeout:      s.WorkflowTaskTimeout,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes:    s.SearchAttributes,
 	}

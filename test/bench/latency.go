@@ -25,11 +25,14 @@ type LatencyOptions struct {
 	Settle time.Duration
 }
 
-// Names of the latency measurement's objects.
-const (
-	latencyNamespace = "bench"
-	latencyService   = "lat"
-	latencySlice     = "lat-bench"
+// stream names the objects of one stream of slice updates: a Service and a
+// MultiClusterService named service in namespace, and the hand-written slice in the provider.
+type stream struct{ namespace, service, slice string }
+
+// The streams of the latency and the worker-crash measurements.
+var (
+	latencyStream = stream{namespace: "bench", service: "lat", slice: "lat-bench"}
+	crashStream   = stream{namespace: "bench", service: "crash", slice: "crash-bench"}
 )
 
 // sightings records when each watch (a cluster's slices, or a stage's Works in the control
@@ -103,15 +106,15 @@ func addressIn(prefix netip.Prefix, k int) netip.Addr {
 // watchLatencyStages records in seen when each stage shows each address: the provider's own
 // slice, the collected Work (provider's execution namespace), the dispatched Works (each
 // consumer's) and the dispatched slice in each consumer.
-func (b *Bench) watchLatencyStages(ctx context.Context, provider string, consumers []string, seen *sightings) error {
-	own := labels.Set{networkingv1alpha1.LabelServiceName: latencyService, networkingv1alpha1.LabelEndpointSliceManagedBy: ManagedBy}
-	if err := b.watchSlices(ctx, provider, latencyNamespace, own, func(ev SliceEvent) {
+func (b *Bench) watchLatencyStages(ctx context.Context, st stream, provider string, consumers []string, seen *sightings) error {
+	own := labels.Set{networkingv1alpha1.LabelServiceName: st.service, networkingv1alpha1.LabelEndpointSliceManagedBy: ManagedBy}
+	if err := b.watchSlices(ctx, provider, st.namespace, own, func(ev SliceEvent) {
 		seen.see(provider, sliceAddresses(ev), ev.At)
 	}); err != nil {
 		return err
 	}
 	for _, c := range consumers {
-		if err := b.watchSlices(ctx, c, latencyNamespace, dispatchedSelector(latencyService), func(ev SliceEvent) {
+		if err := b.watchSlices(ctx, c, st.namespace, dispatchedSelector(st.service), func(ev SliceEvent) {
 			if ev.Slice.Annotations[networkingv1alpha1.AnnotationProvisionCluster] == provider {
 				seen.see(c, sliceAddresses(ev), ev.At)
 			}
@@ -121,7 +124,7 @@ func (b *Bench) watchLatencyStages(ctx context.Context, provider string, consume
 	}
 	// The intermediate stages: the collected Work (provider's execution namespace) and the
 	// dispatched Works (each consumer's), as a watch on the control plane sees them.
-	works := labels.Set{networkingv1alpha1.LabelMCSName: latencyService, networkingv1alpha1.LabelMCSNamespace: latencyNamespace}
+	works := labels.Set{networkingv1alpha1.LabelMCSName: st.service, networkingv1alpha1.LabelMCSNamespace: st.namespace}
 	if err := b.watchControlPlane(ctx, kube.Works, "", works, func(w *unstructured.Unstructured, deleted bool, at time.Time) {
 		cluster, ok := naming.ClusterOfExecutionNamespace(w.GetNamespace())
 		if deleted || !ok {
@@ -151,7 +154,7 @@ type updates struct {
 
 // writeUpdates changes the slice's address opts.Updates times, starting a write every
 // opts.Interval.
-func (b *Bench) writeUpdates(ctx context.Context, provider string, prefix netip.Prefix, opts LatencyOptions) (updates, error) {
+func (b *Bench) writeUpdates(ctx context.Context, st stream, provider string, prefix netip.Prefix, opts LatencyOptions) (updates, error) {
 	u := updates{addresses: make([]string, opts.Updates), writes: make([]time.Time, opts.Updates)}
 	start := time.Now()
 	for i := range opts.Updates {
@@ -164,7 +167,7 @@ func (b *Bench) writeUpdates(ctx context.Context, provider string, prefix netip.
 		}
 		u.addresses[i] = addressIn(prefix, i+1).String()
 		begin := time.Now()
-		if err := b.setSliceAddress(ctx, provider, latencyNamespace, latencySlice, u.addresses[i]); err != nil {
+		if err := b.setSliceAddress(ctx, provider, st.namespace, st.slice, u.addresses[i]); err != nil {
 			u.errs = append(u.errs, err)
 			continue
 		}
@@ -174,81 +177,106 @@ func (b *Bench) writeUpdates(ctx context.Context, provider string, prefix netip.
 	return u, nil
 }
 
+// streamClusters are the provider (member1) and consumers (member2..member4) of a stream,
+// and the provider's pod CIDR, from which the updates' addresses come.
+func (b *Bench) streamClusters(updates int) (provider string, consumers []string, prefix netip.Prefix, err error) {
+	if len(b.Env.Members) < 4 {
+		return "", nil, prefix, fmt.Errorf("the measurement needs 4 members, the environment has %d", len(b.Env.Members))
+	}
+	p := b.Env.Members[0]
+	for _, m := range b.Env.Members[1:4] {
+		consumers = append(consumers, m.Name)
+	}
+	prefix, err = netip.ParsePrefix(p.PodCIDR)
+	if err != nil || prefix.Bits() > 16 || !prefix.Addr().Is4() {
+		return "", nil, prefix, fmt.Errorf("pod CIDR %q of %s is not an IPv4 /16 or wider", p.PodCIDR, p.Name)
+	}
+	if updates < 1 || updates >= 250*254 {
+		return "", nil, prefix, fmt.Errorf("between 1 and %d updates", 250*254-1)
+	}
+	return p.Name, consumers, prefix, nil
+}
+
+// setupStream creates the stream's namespace, Services, slice and MultiClusterService, watches
+// every stage, and waits until the slice's first address is in every consumer.
+func (b *Bench) setupStream(ctx context.Context, r *Report, st stream, provider string, consumers []string, prefix netip.Prefix) (*sightings, error) {
+	setupStart := time.Now()
+	if err := b.ensureNamespace(ctx, st.namespace); err != nil {
+		return nil, err
+	}
+	for _, c := range []string{b.Env.ControlPlane.Name, provider} {
+		if err := b.createService(ctx, c, st.namespace, st.service); err != nil {
+			return nil, err
+		}
+	}
+	initial := addressIn(prefix, 250*254).String() // never one of the updates' addresses
+	if err := b.createSlice(ctx, provider, st.namespace, st.slice, st.service, initial); err != nil {
+		return nil, err
+	}
+
+	seen := &sightings{first: map[string]map[string]time.Time{}}
+	if err := b.watchLatencyStages(ctx, st, provider, consumers, seen); err != nil {
+		return nil, err
+	}
+
+	if err := b.createMCS(ctx, st.namespace, st.service, []string{provider}, consumers); err != nil {
+		return nil, err
+	}
+	if err := seen.waitSeen(ctx, consumers, initial, 2*time.Minute); err != nil {
+		r.Printf("**The first dispatch did not complete**: %v\n", err)
+		b.evidence(ctx, r, []string{mcs.WorkflowID(st.namespace, st.service)}, consumers)
+		return nil, err
+	}
+	r.Printf("Setup (namespace, Services, slice, MCS) until the first address was in all %d consumers: %s.\n\n",
+		len(consumers), FormatDuration(time.Since(setupStart)))
+	return seen, nil
+}
+
+// lastWritten is the address of the last successful write ("" when all failed).
+func (u updates) lastWritten() string {
+	for i := len(u.addresses) - 1; i >= 0; i-- {
+		if !u.writes[i].IsZero() {
+			return u.addresses[i]
+		}
+	}
+	return ""
+}
+
 // Latency measures how long an EndpointSlice change in the provider (member1) takes to show
 // in the dispatched slice of each consumer (member2..member4).
 func (b *Bench) Latency(ctx context.Context, r *Report, opts LatencyOptions) error {
 	r.Heading(2, "(a) EndpointSlice change → dispatched slice in every consumer")
-	if len(b.Env.Members) < 4 {
-		return fmt.Errorf("the latency measurement needs 4 members, the environment has %d", len(b.Env.Members))
-	}
-	provider := b.Env.Members[0]
-	var consumers []string
-	for _, m := range b.Env.Members[1:4] {
-		consumers = append(consumers, m.Name)
-	}
-	prefix, err := netip.ParsePrefix(provider.PodCIDR)
-	if err != nil || prefix.Bits() > 16 || !prefix.Addr().Is4() {
-		return fmt.Errorf("pod CIDR %q of %s is not an IPv4 /16 or wider", provider.PodCIDR, provider.Name)
-	}
-	if opts.Updates < 1 || opts.Updates >= 250*254 {
-		return fmt.Errorf("between 1 and %d updates", 250*254-1)
+	st := latencyStream
+	provider, consumers, prefix, err := b.streamClusters(opts.Updates)
+	if err != nil {
+		return err
 	}
 	r.Printf("Provider %s, consumers %v; one Service %s/%s, one hand-written EndpointSlice %s in %s with one endpoint; "+
 		"%d address changes started %s apart; latency = from just before the write to the moment a watch on the cluster "+
 		"shows the slice with the new address. A later address seen first counts the earlier update as delivered then.\n\n",
-		provider.Name, consumers, latencyNamespace, latencyService, latencySlice, provider.Name, opts.Updates, opts.Interval)
+		provider, consumers, st.namespace, st.service, st.slice, provider, opts.Updates, opts.Interval)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	setupStart := time.Now()
-	if err := b.ensureNamespace(ctx, latencyNamespace); err != nil {
+	seen, err := b.setupStream(ctx, r, st, provider, consumers, prefix)
+	if err != nil {
 		return err
 	}
-	for _, c := range []string{b.Env.ControlPlane.Name, provider.Name} {
-		if err := b.createService(ctx, c, latencyNamespace, latencyService); err != nil {
-			return err
-		}
-	}
-	initial := addressIn(prefix, 250*254).String() // never one of the updates' addresses
-	if err := b.createSlice(ctx, provider.Name, latencyNamespace, latencySlice, latencyService, initial); err != nil {
-		return err
-	}
-
-	seen := &sightings{first: map[string]map[string]time.Time{}}
-	if err := b.watchLatencyStages(ctx, provider.Name, consumers, seen); err != nil {
-		return err
-	}
-
-	if err := b.createMCS(ctx, latencyNamespace, latencyService, []string{provider.Name}, consumers); err != nil {
-		return err
-	}
-	if err := seen.waitSeen(ctx, consumers, initial, 2*time.Minute); err != nil {
-		r.Printf("**The first dispatch did not complete**: %v\n", err)
-		b.evidence(ctx, r, []string{mcs.WorkflowID(latencyNamespace, latencyService)}, consumers)
-		return err
-	}
-	r.Printf("Setup (namespace, Services, slice, MCS) until the first address was in all 3 consumers: %s.\n\n",
-		FormatDuration(time.Since(setupStart)))
 
 	before := b.scrapeAll(ctx)
 	cpuBefore := b.cpuTimes()
 	machineBefore, _ := ReadMachineCPU()
 	start := time.Now()
-	u, err := b.writeUpdates(ctx, provider.Name, prefix, opts)
+	u, err := b.writeUpdates(ctx, st, provider, prefix, opts)
 	if err != nil {
 		return err
 	}
 	writing := time.Since(start)
-	last := ""
-	for i, a := range u.addresses {
-		if !u.writes[i].IsZero() {
-			last = a
-		}
-	}
+	last := u.lastWritten()
 	if last == "" {
 		return fmt.Errorf("every write failed, first: %w", u.errs[0])
 	}
-	settleErr := seen.waitSeen(ctx, append([]string{provider.Name}, consumers...), last, opts.Settle)
+	settleErr := seen.waitSeen(ctx, append([]string{provider}, consumers...), last, opts.Settle)
 	settled := time.Now()
 	machineAfter, _ := ReadMachineCPU()
 	cpuAfter := b.cpuTimes()
@@ -266,7 +294,7 @@ func (b *Bench) Latency(ctx context.Context, r *Report, opts LatencyOptions) err
 		r.Printf("**Not everything settled**: %v\n\n", settleErr)
 	}
 
-	latencyTables(r, seen, u, provider.Name, consumers)
+	latencyTables(r, seen, u, provider, consumers)
 
 	r.Heading(3, "Where the time goes")
 	cpuSection(r, cpuBefore, cpuAfter, machineBefore, machineAfter, settled.Sub(start))
@@ -278,8 +306,9 @@ func (b *Bench) Latency(ctx context.Context, r *Report, opts LatencyOptions) err
 }
 
 // latencyTables reports, per stage and cluster, when the updates were delivered, and the
-// time each stage added.
-func latencyTables(r *Report, seen *sightings, u updates, provider string, consumers []string) {
+// time each stage added. It returns each update's latency to the slowest consumer (-1: not
+// delivered to all).
+func latencyTables(r *Report, seen *sightings, u updates, provider string, consumers []string) (worst []time.Duration) {
 	n := len(u.addresses)
 	// Per watch, the delivery time of update i is the first sighting of address i or of any
 	// later address (coalesced updates); -1 when neither was seen.
@@ -309,7 +338,7 @@ func latencyTables(r *Report, seen *sightings, u updates, provider string, consu
 	row(provider+" slice (floor: its own watch)", floor, fmt.Sprint(floorExact))
 	collected, collectedExact := deliveries(stageCollected)
 	row("collected Work in "+naming.ExecutionNamespace(provider)+" (control plane)", collected, fmt.Sprint(collectedExact))
-	worst := make([]time.Duration, n)
+	worst = make([]time.Duration, n)
 	var consumerLat, workLat [][]time.Duration
 	for _, c := range consumers {
 		lat, exact := deliveries(stageDispatched + c)
@@ -360,7 +389,7 @@ func latencyTables(r *Report, seen *sightings, u updates, provider string, consu
 		rows = append(rows, append([]string{st.name, fmt.Sprint(len(st.ds))}, Summarize(st.ds).cells()...))
 	}
 	r.Table([]string{"stage", "n", "p50", "p90", "p99", "max", "mean"}, rows)
-
+	return worst
 }
 
 // Watch keys of the intermediate stages.

@@ -1,8 +1,10 @@
 // Command mcsbench benchmarks the MultiClusterService capability against the local
 // environment with the real worker and starter: EndpointSlice propagation latency, cold-start
-// convergence of many MultiClusterServices, and the footprint afterwards. It prints a
-// Markdown report and writes it to .bench/report.md; it asserts nothing. Everything it starts
-// is stopped at the end, on Ctrl-C and when -time-limit runs out.
+// convergence of many MultiClusterServices, the footprint afterwards, and the propagation
+// while one of two workers crashes again and again. It prints a Markdown report and writes it
+// to .bench/report.md; it sets no figure goals, but exits 1 when a step did not complete (in
+// the crash step: an update lost, or a Work or slice duplicated). Everything it starts is
+// stopped at the end, on Ctrl-C and when -time-limit runs out.
 //
 //	go run ./test/bench/cmd/mcsbench
 package main
@@ -18,6 +20,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,9 +32,13 @@ import (
 type config struct {
 	latency   bench.LatencyOptions
 	cold      bench.ColdOptions
+	crash     bench.CrashOptions
 	skipCold  bool
-	timeLimit time.Duration
-	out       string
+	skipCrash bool
+	// Flags added to the worker's and the starter's, e.g. to compare settings.
+	workerArgs, starterArgs string
+	timeLimit               time.Duration
+	out                     string
 }
 
 func main() {
@@ -44,7 +51,14 @@ func main() {
 	flag.DurationVar(&cfg.cold.Timeout, "cold-timeout", 5*time.Minute, "(b) how long to wait for convergence")
 	flag.DurationVar(&cfg.cold.Sample, "sample", 10*time.Second, "(b) timeline resolution")
 	flag.BoolVar(&cfg.skipCold, "skip-cold", false, "skip (b)")
-	flag.DurationVar(&cfg.timeLimit, "time-limit", 14*time.Minute, "the whole run is stopped after this")
+	flag.IntVar(&cfg.crash.Updates, "crash-updates", 300, "(d) EndpointSlice address changes while a worker crashes")
+	flag.DurationVar(&cfg.crash.Interval, "crash-interval", 300*time.Millisecond, "(d) time between two changes")
+	flag.IntVar(&cfg.crash.Kills, "crash-kills", 20, "(d) SIGKILLs of one of the two workers, each followed by a restart")
+	flag.DurationVar(&cfg.crash.Settle, "crash-settle", 2*time.Minute, "(d) how long to wait for the last change to arrive")
+	flag.BoolVar(&cfg.skipCrash, "skip-crash", false, "skip (d)")
+	flag.StringVar(&cfg.workerArgs, "worker-args", "", "flags added to the worker's, separated by spaces")
+	flag.StringVar(&cfg.starterArgs, "starter-args", "", "flags added to the starter's, separated by spaces")
+	flag.DurationVar(&cfg.timeLimit, "time-limit", 18*time.Minute, "the whole run is stopped after this")
 	flag.StringVar(&cfg.out, "out", "", "report file (default <repo>/.bench/report.md)")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
@@ -98,17 +112,15 @@ func run(ctx context.Context, cfg config) error {
 	}()
 	envUp := time.Since(runStart)
 	svcStart := time.Now()
-	svc, err := service.Start(ctx, e, service.Options{
-		WorkerArgs:  []string{"--kube-api-qps", "500", "--kube-api-burst", "1000"},
-		StarterArgs: []string{"--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"},
-	})
+	workerArgs := append([]string{"--kube-api-qps", "500", "--kube-api-burst", "1000"}, strings.Fields(cfg.workerArgs)...)
+	starterArgs := append([]string{"--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"}, strings.Fields(cfg.starterArgs)...)
+	svc, err := service.Start(ctx, e, service.Options{WorkerArgs: workerArgs, StarterArgs: starterArgs})
 	if err != nil {
 		return err
 	}
 	defer svc.Stop()
-	r.Printf("Environment (4 members) up in %s, worker and starter (built from this checkout, worker `--kube-api-qps 500 --kube-api-burst 1000`, "+
-		"starter `--trigger-workers 16 --kube-api-qps 500 --kube-api-burst 1000`) ready %s later.\n",
-		bench.FormatDuration(envUp), bench.FormatDuration(time.Since(svcStart)))
+	r.Printf("Environment (4 members) up in %s, worker and starter (built from this checkout, worker `%s`, starter `%s`) ready %s later.\n",
+		bench.FormatDuration(envUp), strings.Join(workerArgs, " "), strings.Join(starterArgs, " "), bench.FormatDuration(time.Since(svcStart)))
 
 	b, err := bench.New(e, svc, log.Printf)
 	if err != nil {
@@ -139,6 +151,9 @@ func run(ctx context.Context, cfg config) error {
 		step("(b) cold start", func() error { return b.Cold(ctx, r, cfg.cold) })
 	}
 	step("(c) footprint", func() error { return b.Footprint(ctx, r, runStart) })
+	if !cfg.skipCrash {
+		step("(d) worker crash", func() error { return b.WorkerCrash(ctx, r, cfg.crash) })
+	}
 	b.ClusterSection(r)
 	b.LogSection(r)
 
