@@ -24,6 +24,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/daemon"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
+	"github.com/karmadaflow/karmadaflow/internal/temporalcheck"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 )
 
@@ -56,10 +57,14 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("clients of the host cluster: %w", err)
 	}
-	temporal, err := client.NewLazyClient(opts.TemporalClientOptions(
+	clientOptions, err := opts.TemporalClientOptions(
 		observability.TemporalLogger(logger),
 		metrics.TemporalHandler(func(err error) { logger.Error("Temporal SDK metric", zap.Error(err)) }),
-	))
+	)
+	if err != nil {
+		return err
+	}
+	temporal, err := client.NewLazyClient(clientOptions)
 	if err != nil {
 		return fmt.Errorf("creating Temporal client for %s: %w", opts.TemporalAddress, err)
 	}
@@ -94,15 +99,20 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		synced["trigger "+t.Name()] = t.HasSynced
 	}
 	server := observability.NewServer(opts.MetricsBindAddress, metrics.Registry, logger)
-	server.AddReadinessCheck("temporal", observability.TemporalCheck(temporal))
+	target := temporalcheck.Target{Client: temporal, Address: opts.TemporalAddress, Namespace: opts.TemporalNamespace,
+		TLS: clientOptions.ConnectionOptions.TLS}
+	server.AddReadinessCheck("temporal", target.Ready)
 	server.AddReadinessCheck("informers-synced", observability.SyncedCheck(synced))
 
 	group, ctx := errgroup.WithContext(ctx)
 	group.Go(func() error { return server.Run(ctx) })
 	group.Go(func() error {
 		// Keys handled before Temporal answers would only pile up retries.
-		if err := observability.WaitFor(ctx, "Temporal at "+opts.TemporalAddress, observability.TemporalCheck(temporal), logger); err != nil {
-			return nil // shutting down
+		if err := observability.WaitFor(ctx, "Temporal", target.Usable, logger); err != nil {
+			if ctx.Err() != nil {
+				return nil // shutting down
+			}
+			return err
 		}
 		factories := []interface {
 			Start(<-chan struct{})

@@ -1,13 +1,15 @@
 // Command worker is karmadaflow's Temporal worker: it runs the workflows and activities that
 // register adds, and serves /metrics, /healthz and /readyz. It is ready once Temporal answers
 // and the worker polls its task queue. SIGINT or SIGTERM stops polling, lets running
-// activities finish (up to --shutdown-timeout) and exits.
+// activities finish (up to --shutdown-timeout) and exits. `worker bootstrap` (same flags)
+// registers the namespace and the search attributes the worker needs, and exits.
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 
 	"go.temporal.io/sdk/client"
@@ -18,9 +20,16 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/daemon"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
+	"github.com/karmadaflow/karmadaflow/internal/temporalcheck"
 )
 
-func main() { daemon.Main(options.Worker, run) }
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "bootstrap" {
+		daemon.MainArgs(options.Worker, os.Args[2:], runBootstrap)
+		return
+	}
+	daemon.Main(options.Worker, run)
+}
 
 func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	metrics, err := observability.NewMetrics()
@@ -36,10 +45,14 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 
 	// A lazy client connects on first use, so the process serves /healthz and reports
 	// Temporal as not ready while the frontend is unreachable, instead of exiting.
-	temporal, err := client.NewLazyClient(opts.TemporalClientOptions(
+	clientOptions, err := opts.TemporalClientOptions(
 		observability.TemporalLogger(logger),
 		metrics.TemporalHandler(func(err error) { logger.Error("Temporal SDK metric", zap.Error(err)) }),
-	))
+	)
+	if err != nil {
+		return err
+	}
+	temporal, err := client.NewLazyClient(clientOptions)
 	if err != nil {
 		return fmt.Errorf("creating Temporal client for %s: %w", opts.TemporalAddress, err)
 	}
@@ -47,7 +60,9 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 
 	var polling atomic.Bool
 	server := observability.NewServer(opts.MetricsBindAddress, metrics.Registry, logger)
-	server.AddReadinessCheck("temporal", observability.TemporalCheck(temporal))
+	target := temporalcheck.Target{Client: temporal, Address: opts.TemporalAddress, Namespace: opts.TemporalNamespace,
+		TLS: clientOptions.ConnectionOptions.TLS}
+	server.AddReadinessCheck("temporal", target.Ready)
 	server.AddReadinessCheck("worker", func(context.Context) error {
 		if !polling.Load() {
 			return errors.New("not polling the task queue")
@@ -61,8 +76,11 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		group.Go(func() error { return serveProxy(ctx, deps) })
 	}
 	group.Go(func() error {
-		if err := observability.WaitFor(ctx, "Temporal at "+opts.TemporalAddress, observability.TemporalCheck(temporal), logger); err != nil {
-			return nil // shutting down before Temporal was reachable
+		if err := observability.WaitFor(ctx, "Temporal", target.Usable, logger); err != nil {
+			if ctx.Err() != nil {
+				return nil // shutting down before Temporal was reachable
+			}
+			return err
 		}
 		fatal := make(chan error, 1)
 		w := worker.New(temporal, opts.TaskQueue, worker.Options{

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
@@ -18,10 +19,13 @@ import (
 // RunFunc is a process's body; it returns when ctx ends (a signal) or on a fatal error.
 type RunFunc func(ctx context.Context, opts *options.Options, logger *zap.Logger) error
 
-// Main runs component until SIGINT or SIGTERM and exits: 0 after a clean stop, 1 on a fatal
-// error, 2 on bad flags or logger settings.
-func Main(component options.Component, run RunFunc) {
-	opts := options.FromCommandLine(component)
+// Main runs component with the process's arguments until SIGINT or SIGTERM and exits: 0 after
+// a clean stop, 1 on a fatal error, 2 on bad flags or logger settings.
+func Main(component options.Component, run RunFunc) { MainArgs(component, os.Args[1:], run) }
+
+// MainArgs is Main with the arguments given, e.g. those after a subcommand.
+func MainArgs(component options.Component, args []string, run RunFunc) {
+	opts := options.FromCommandLine(component, args)
 	logger, err := observability.NewLogger(opts.LogLevel, opts.LogFormat)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -32,7 +36,8 @@ func Main(component options.Component, run RunFunc) {
 	err = run(ctx, opts, logger)
 	stop()
 	if err != nil {
-		logger.Error(string(component)+" failed", zap.Error(err))
+		// The error says what is wrong; a stack trace of this function would only hide it.
+		logger.WithOptions(zap.AddStacktrace(zapcore.FatalLevel)).Error(string(component)+" failed", zap.Error(err))
 		_ = logger.Sync()
 		os.Exit(1)
 	}

@@ -13,8 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+
+	"github.com/karmadaflow/karmadaflow/internal/temporalcheck"
 )
 
 const (
@@ -125,18 +126,9 @@ func (s *Server) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(report.String()))
 }
 
-// TemporalCheck is ready when the Temporal frontend answers its health check.
-func TemporalCheck(c client.Client) Check {
-	return func(ctx context.Context) error {
-		if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-			return err
-		}
-		return nil
-	}
-}
-
-// WaitFor returns once check passes, or with ctx's error. It retries with a delay that doubles
-// up to 30 seconds and logs each failure as a warning about what.
+// WaitFor returns once check passes, with ctx's error, or with a permanent error of check
+// (temporalcheck.IsPermanent), which waiting would not fix. It retries with a delay that
+// doubles up to 30 seconds and logs each failure as a warning about what.
 func WaitFor(ctx context.Context, what string, check Check, logger *zap.Logger) error {
 	const maxDelay = 30 * time.Second
 	delay := time.Second
@@ -149,6 +141,9 @@ func WaitFor(ctx context.Context, what string, check Check, logger *zap.Logger) 
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if temporalcheck.IsPermanent(err) {
+			return err
 		}
 		logger.Warn("waiting for "+what, zap.Duration("retryIn", delay), zap.Error(err))
 		select {

@@ -3,8 +3,6 @@ package options
 import (
 	"fmt"
 
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -72,15 +70,4 @@ func (o *Options) restConfig(cluster, kubeconfig string) (*rest.Config, error) {
 	cfg.Burst = o.KubeAPIBurst
 	cfg.UserAgent = "karmadaflow-" + string(o.Component)
 	return cfg, nil
-}
-
-// TemporalClientOptions are the options of the Temporal client, logging to logger and
-// reporting SDK metrics to metrics.
-func (o *Options) TemporalClientOptions(logger log.Logger, metrics client.MetricsHandler) client.Options {
-	return client.Options{
-		HostPort:       o.TemporalAddress,
-		Namespace:      o.TemporalNamespace,
-		Logger:         logger,
-		MetricsHandler: metrics,
-	}
 }

@@ -45,6 +45,16 @@ type Options struct {
 	TemporalAddress   string
 	TemporalNamespace string
 	TaskQueue         string
+	// TemporalTLS secures the connection: the server is verified against TemporalTLSCAFile
+	// (empty: the system's roots) under TemporalTLSServerName (empty: the address's host).
+	// It is on when any TLS file, the server name or an API key is given.
+	TemporalTLS           bool
+	TemporalTLSCAFile     string
+	TemporalTLSCertFile   string // client certificate for mutual TLS, with TemporalTLSKeyFile
+	TemporalTLSKeyFile    string
+	TemporalTLSServerName string
+	// TemporalAPIKeyFile holds an API key (Temporal Cloud), read again when the file changes.
+	TemporalAPIKeyFile string
 
 	// Kubernetes. An empty kubeconfig path means the in-cluster configuration.
 	KarmadaKubeconfig string // the Karmada control plane
@@ -62,6 +72,9 @@ type Options struct {
 	ShutdownTimeout time.Duration
 
 	// Worker only.
+	// NamespaceRetention is the retention of closed workflows of the namespace `worker
+	// bootstrap` registers.
+	NamespaceRetention time.Duration
 	// StickyScheduleToStartTimeout is how long a workflow task waits for the worker that has
 	// the workflow cached before any worker may take it: the delay after a worker crash.
 	StickyScheduleToStartTimeout time.Duration
@@ -139,6 +152,7 @@ func Default(component Component) *Options {
 		ResyncPeriod:                 10 * time.Minute,
 		EnsurePeriod:                 time.Minute,
 		WorkflowTaskTimeout:          2 * time.Second,
+		NamespaceRetention:           72 * time.Hour,
 		StickyScheduleToStartTimeout: time.Second,
 		LeaderElection: LeaderElection{
 			LeaseDuration: 15 * time.Second,
@@ -167,6 +181,12 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.TemporalAddress, "temporal-address", o.TemporalAddress, "host:port of the Temporal frontend")
 	fs.StringVar(&o.TemporalNamespace, "temporal-namespace", o.TemporalNamespace, "Temporal namespace")
 	fs.StringVar(&o.TaskQueue, "task-queue", o.TaskQueue, "Temporal task queue of karmadaflow's workflows and activities")
+	fs.BoolVar(&o.TemporalTLS, "temporal-tls", o.TemporalTLS, "connect to Temporal over TLS (implied by the other --temporal-tls-* flags and --temporal-api-key-file)")
+	fs.StringVar(&o.TemporalTLSCAFile, "temporal-tls-ca-file", o.TemporalTLSCAFile, "CA bundle that verifies the Temporal frontend (empty: the system's roots)")
+	fs.StringVar(&o.TemporalTLSCertFile, "temporal-tls-cert-file", o.TemporalTLSCertFile, "client certificate for mutual TLS with Temporal")
+	fs.StringVar(&o.TemporalTLSKeyFile, "temporal-tls-key-file", o.TemporalTLSKeyFile, "private key of --temporal-tls-cert-file")
+	fs.StringVar(&o.TemporalTLSServerName, "temporal-tls-server-name", o.TemporalTLSServerName, "name the Temporal frontend's certificate is verified for (empty: the host of --temporal-address)")
+	fs.StringVar(&o.TemporalAPIKeyFile, "temporal-api-key-file", o.TemporalAPIKeyFile, "file holding a Temporal Cloud API key (read again when it changes)")
 
 	fs.StringVar(&o.KarmadaKubeconfig, "karmada-kubeconfig", o.KarmadaKubeconfig, "kubeconfig of the Karmada control plane (empty: in-cluster config)")
 	fs.StringVar(&o.HostKubeconfig, "host-kubeconfig", o.HostKubeconfig, "kubeconfig of the host cluster (empty: in-cluster config)")
@@ -184,6 +204,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 
 	switch o.Component {
 	case Worker:
+		fs.DurationVar(&o.NamespaceRetention, "temporal-namespace-retention", o.NamespaceRetention, "retention of closed workflows in the namespace `worker bootstrap` registers (when missing)")
 		fs.DurationVar(&o.ClusterUnhealthyGrace, "cluster-unhealthy-grace", o.ClusterUnhealthyGrace, "how long a provider cluster may be not Ready before its EndpointSlices are withdrawn from consumers")
 		fs.DurationVar(&o.StickyScheduleToStartTimeout, "sticky-schedule-to-start-timeout", o.StickyScheduleToStartTimeout, "how long a workflow task waits for the worker that has the workflow cached before any worker takes it (the delay after a worker crash)")
 		fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
@@ -244,10 +265,11 @@ func Parse(component Component, args []string, getenv func(string) string) (*Opt
 	return o, nil
 }
 
-// FromCommandLine parses the process's arguments and environment. It prints the usage and
-// exits 0 for --help, and prints the problem and exits 2 for invalid options.
-func FromCommandLine(component Component) *Options {
-	o, err := Parse(component, os.Args[1:], os.Getenv)
+// FromCommandLine parses args (the process's, after the program name and any subcommand)
+// and the environment. It prints the usage and exits 0 for --help, and prints the problem
+// and exits 2 for invalid options.
+func FromCommandLine(component Component, args []string) *Options {
+	o, err := Parse(component, args, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Print(Usage(component))
 		os.Exit(0)
@@ -285,11 +307,17 @@ func (o *Options) Validate() error {
 	if err := validateHostPort(o.TemporalAddress); err != nil {
 		errs = append(errs, fmt.Errorf("--temporal-address: %w", err))
 	}
+	if o.NamespaceRetention < 24*time.Hour {
+		errs = append(errs, fmt.Errorf("--temporal-namespace-retention must be at least 24h (Temporal's minimum), got %v", o.NamespaceRetention))
+	}
 	if o.TemporalNamespace == "" {
 		errs = append(errs, errors.New("--temporal-namespace must not be empty"))
 	}
 	if o.TaskQueue == "" {
 		errs = append(errs, errors.New("--task-queue must not be empty"))
+	}
+	if (o.TemporalTLSCertFile == "") != (o.TemporalTLSKeyFile == "") {
+		errs = append(errs, errors.New("--temporal-tls-cert-file and --temporal-tls-key-file go together"))
 	}
 	if o.KubeAPIQPS <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive, got %v", o.KubeAPIQPS))

@@ -260,6 +260,9 @@ func tail(path string) string {
 	return strings.Join(lines[max(0, len(lines)-40):], "\n")
 }
 
+// Binary is the path of a component's binary, built from this checkout.
+func (s *Service) Binary(component string) string { return filepath.Join(s.binDir, component) }
+
 // MetricsAddress is the host:port of component's /metrics, /healthz and /readyz.
 func (s *Service) MetricsAddress(component string) string {
 	s.mu.Lock()
