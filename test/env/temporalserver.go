@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/karmadaflow/karmadaflow/internal/pki"
@@ -260,31 +261,36 @@ func (e *Env) startPostgres(ctx context.Context, dir string, port int, password 
 }
 
 // setupTemporalSchema creates the server's databases and brings their schemas to the latest
-// version with temporal-sql-tool.
+// version with temporal-sql-tool, both databases at once.
 func (e *Env) setupTemporalSchema(ctx context.Context, port int, password string) error {
-	logFile, err := os.OpenFile(filepath.Join(e.Dir, "logs", "temporal-sql-tool.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
+	g, ctx := errgroup.WithContext(ctx)
 	for _, db := range temporalDatabases {
-		for _, step := range [][]string{
-			{"create-database"},
-			{"setup-schema", "--version", "0.0"},
-			{"update-schema", "--schema-name", db.schema},
-		} {
-			args := append([]string{"--plugin", "postgres12", "--endpoint", "127.0.0.1", "--port", strconv.Itoa(port),
-				"--user", "temporal", "--database", db.name}, step...)
-			cmd := exec.CommandContext(ctx, filepath.Join(e.opts.BinDir, binTemporalSQLTool), args...)
-			cmd.Env = append(os.Environ(), "SQL_PASSWORD="+password)
-			cmd.Stdout, cmd.Stderr = logFile, logFile
-			if err := cmd.Run(); err != nil {
-				return fmt.Errorf("temporal-sql-tool %s of %s: %w\n--- last lines of %s ---\n%s",
-					step[0], db.name, err, logFile.Name(), tailFile(logFile.Name(), 20))
+		g.Go(func() error {
+			logPath := filepath.Join(e.Dir, "logs", "temporal-sql-tool-"+db.name+".log")
+			logFile, err := os.Create(logPath)
+			if err != nil {
+				return err
 			}
-		}
+			defer logFile.Close()
+			for _, step := range [][]string{
+				{"create-database"},
+				{"setup-schema", "--version", "0.0"},
+				{"update-schema", "--schema-name", db.schema},
+			} {
+				args := append([]string{"--plugin", "postgres12", "--endpoint", "127.0.0.1", "--port", strconv.Itoa(port),
+					"--user", "temporal", "--database", db.name}, step...)
+				cmd := exec.CommandContext(ctx, filepath.Join(e.opts.BinDir, binTemporalSQLTool), args...)
+				cmd.Env = append(os.Environ(), "SQL_PASSWORD="+password)
+				cmd.Stdout, cmd.Stderr = logFile, logFile
+				if err := cmd.Run(); err != nil {
+					return fmt.Errorf("temporal-sql-tool %s of %s: %w\n--- last lines of %s ---\n%s",
+						step[0], db.name, err, logPath, tailFile(logPath, 20))
+				}
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 // registerTemporalNamespace registers the namespace and adds the custom search attributes
