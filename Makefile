@@ -6,7 +6,8 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 
 # Binaries of the local environment (see ../shared/spec/local-env.md).
-ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok temporal
+ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok temporal \
+	temporal-server temporal-sql-tool temporal-ui-server
 # Unit and replay tests need no environment; every other package under test/ does.
 GO_PACKAGES = $(shell go list ./... | grep -v '/test/') ./test/replay
 E2E_PACKAGES = $(shell go list ./test/... | grep -v '/test/replay$$')
@@ -21,8 +22,9 @@ FUZZ_TIME ?= 10000x
 all: build
 
 .PHONY: tools
-tools: ## Build the pinned local-environment binaries into bin/ (skips what is there).
+tools: ## Build the pinned local-environment binaries into bin/ (skips what is there), install PostgreSQL.
 	hack/tools/ensure.sh $(ENV_TOOLS)
+	hack/install-postgresql.sh
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code and CRDs from api/.

@@ -6,6 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$root/bin"
 tools_mod="$root/hack/tools"
+temporal_mod="$tools_mod/temporal"
 mkdir -p "$bin"
 eval "$(sed -n 's/^\([A-Z_]*\) *:= *\(.*\)$/\1=\2/p' "$tools_mod/versions.mk")"
 
@@ -28,6 +29,25 @@ sync_tools_module() {
       sed -i -E "s#^(replace )?([[:space:]]*)(k8s\.io/[a-z0-9-]+) => (k8s\.io/[a-z0-9-]+) v0\.[0-9]+\.[0-9]+\$#\1\2\3 => \4 $staging#" go.mod &&
       go mod tidy)
   fi
+}
+
+# sync_temporal_module makes hack/tools/temporal/go.mod pin the Temporal versions of versions.mk.
+sync_temporal_module() {
+  local current
+  current=$(cd "$temporal_mod" && go list -m -f '{{.Path}} {{.Version}}' go.temporal.io/server github.com/temporalio/ui-server/v2)
+  if [ "$current" != "go.temporal.io/server $TEMPORAL_SERVER_VERSION"$'\n'"github.com/temporalio/ui-server/v2 $TEMPORAL_UI_SERVER_VERSION" ]; then
+    echo "hack/tools/temporal: pinning go.temporal.io/server $TEMPORAL_SERVER_VERSION, ui-server $TEMPORAL_UI_SERVER_VERSION"
+    (cd "$temporal_mod" &&
+      go mod edit -require="go.temporal.io/server@$TEMPORAL_SERVER_VERSION" -require="github.com/temporalio/ui-server/v2@$TEMPORAL_UI_SERVER_VERSION" &&
+      go mod tidy)
+  fi
+}
+
+build_temporal() { # build_temporal BINARY MODULE VERSION PACKAGE: builds from hack/tools/temporal
+  has_version "$1" "$2" "$3" && return
+  sync_temporal_module
+  echo "building $1 ($2 $3)"
+  (cd "$temporal_mod" && go build -o "$bin/$1" "$4")
 }
 
 build_kubernetes() { # build_kubernetes COMMAND
@@ -61,6 +81,9 @@ for tool in "$@"; do
       fi ;;
     kwok) install_module kwok sigs.k8s.io/kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION" ;;
     temporal) install_module temporal github.com/temporalio/cli github.com/temporalio/cli/cmd/temporal "$TEMPORAL_CLI_VERSION" ;;
+    temporal-server) build_temporal temporal-server go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/server ;;
+    temporal-sql-tool) build_temporal temporal-sql-tool go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/tools/sql ;;
+    temporal-ui-server) build_temporal temporal-ui-server github.com/temporalio/ui-server/v2 "$TEMPORAL_UI_SERVER_VERSION" github.com/temporalio/ui-server/v2/cmd/server ;;
     controller-gen) install_module controller-gen sigs.k8s.io/controller-tools sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION" ;;
     workflowcheck) install_module workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" ;;
     *) echo "ensure.sh: unknown tool $tool" >&2; exit 2 ;;

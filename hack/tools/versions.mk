@@ -4,5 +4,8 @@ KUBERNETES_VERSION     := v1.36.3
 ETCD_VERSION           := v3.6.8
 KWOK_VERSION           := v0.8.0
 TEMPORAL_CLI_VERSION   := v1.5.1
+# The Temporal server, its SQL schema tool and the Web UI server (module hack/tools/temporal).
+TEMPORAL_SERVER_VERSION    := v1.32.1
+TEMPORAL_UI_SERVER_VERSION := v2.55.0
 CONTROLLER_GEN_VERSION := v0.20.1
 WORKFLOWCHECK_VERSION  := v0.6.0

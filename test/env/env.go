@@ -1,7 +1,8 @@
 // Package env starts the local multi-cluster environment karmadaflow is tested, demonstrated
 // and benchmarked against: one etcd shared by real kube-apiservers (a host cluster, a Karmada
 // control plane and N member clusters), kube-controller-managers, kube-schedulers, KWOK
-// standing in for kubelets, and a Temporal dev server with its Web UI. Everything listens on
+// standing in for kubelets, and a Temporal dev server with its Web UI (or, with the postgres
+// backend, the Temporal server on PostgreSQL with mTLS and the Web UI server). Everything listens on
 // 127.0.0.1 and runs from the binaries `make tools` builds into bin/.
 package env
 
@@ -12,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -52,10 +54,13 @@ type Options struct {
 	// CRDDir holds the CRD YAML files installed into the control plane; empty means
 	// <repo>/deploy/crds, skipped with a warning if it does not exist yet.
 	CRDDir string
-	// TemporalPort and TemporalUIPort are the dev server's ports; 0 means a free port.
+	// TemporalBackend is TemporalDev (the CLI's dev server, the default when empty) or
+	// TemporalPostgres (the Temporal server on PostgreSQL with mTLS, as in production).
+	TemporalBackend string
+	// TemporalPort and TemporalUIPort are the frontend's and the UI's ports; 0 means a free port.
 	TemporalPort   int
 	TemporalUIPort int
-	// TemporalDBFile makes Temporal persist into this SQLite file; empty means in memory.
+	// TemporalDBFile makes the dev server persist into this SQLite file; empty means in memory.
 	TemporalDBFile string
 	// Logf receives progress and per-phase durations; nil discards them.
 	Logf func(format string, args ...any)
@@ -116,6 +121,21 @@ func (o *Options) complete() error {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	binaries := requiredBinaries
+	switch o.TemporalBackend {
+	case "", TemporalDev:
+		o.TemporalBackend = TemporalDev
+	case TemporalPostgres:
+		if o.TemporalDBFile != "" {
+			return errors.New("TemporalDBFile is for the dev server; the postgres backend keeps its data in Dir")
+		}
+		if _, err := postgresBinDir(); err != nil {
+			return err
+		}
+		binaries = append(slices.Clone(binaries), binTemporalServer, binTemporalSQLTool, binTemporalUI)
+	default:
+		return fmt.Errorf("Temporal backend %q: want %q or %q", o.TemporalBackend, TemporalDev, TemporalPostgres)
+	}
 	if v := os.Getenv("KEEP"); v != "" && v != "0" && v != "false" {
 		o.Keep = true
 	}
@@ -146,7 +166,7 @@ func (o *Options) complete() error {
 			}
 		}
 	}
-	return checkBinaries(o.BinDir)
+	return checkBinaries(o.BinDir, binaries)
 }
 
 func (e *Env) logf(format string, args ...any) { e.opts.Logf(format, args...) }
@@ -185,6 +205,15 @@ func (e *Env) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var sp serverPorts
+	if e.opts.TemporalBackend == TemporalPostgres {
+		// The server stores its membership ports as a SQL smallint.
+		p, err := e.ports.reserveBelow(serverPortCount, 20000, 32768)
+		if err != nil {
+			return err
+		}
+		sp = newServerPorts(p)
+	}
 	etcdPort, etcdPeerPort := ports[0], ports[1]
 	temporalPorts := temporalPorts{frontend: ports[2], ui: ports[3], http: ports[4], metrics: ports[5]}
 	if err := e.useFixedPort(&temporalPorts.frontend, e.opts.TemporalPort); err != nil {
@@ -214,7 +243,7 @@ func (e *Env) start(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		begin := time.Now()
-		if err := e.startTemporal(gctx, temporalPorts, temporalUp); err != nil {
+		if err := e.startTemporal(gctx, temporalPorts, sp, temporalUp); err != nil {
 			return err
 		}
 		e.phase("temporal ready", begin)
@@ -601,6 +630,12 @@ func (e *Env) WriteSummary(w io.Writer) error {
 	if e.Temporal.DBFile != "" {
 		add("  database:   %s", e.Temporal.DBFile)
 	}
+	tlsFlags := ""
+	if e.Temporal.CAFile != "" {
+		add("  server:     %d history shards on PostgreSQL, mTLS (CA %s)", temporalServerShards, e.Temporal.CAFile)
+		tlsFlags = fmt.Sprintf(" --tls-ca-path %s --tls-cert-path %s --tls-key-path %s --tls-server-name %s",
+			e.Temporal.CAFile, e.Temporal.CertFile, e.Temporal.KeyFile, e.Temporal.ServerName)
+	}
 	add("")
 	add("Clusters (kubeconfigs verify TLS against each cluster's CA)")
 	for _, c := range e.Clusters() {
@@ -615,8 +650,10 @@ func (e *Env) WriteSummary(w io.Writer) error {
 	add("  export KUBECONFIG=%s", e.ControlPlane.Kubeconfig)
 	add("  kubectl get clusters.cluster.karmada.io")
 	add("  kubectl --kubeconfig %s get nodes,pods -A", e.Members[0].Kubeconfig)
-	add("  temporal workflow list --address %s", host)
-	add("  tctl --address %s workflow list        # the older CLI, same API", host)
+	add("  temporal workflow list --address %s%s", host, tlsFlags)
+	if tlsFlags == "" {
+		add("  tctl --address %s workflow list        # the older CLI, same API", host)
+	}
 	add("  open %s", e.Temporal.UIURL)
 	_, err := w.Write(b)
 	return err

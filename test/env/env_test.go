@@ -185,25 +185,31 @@ func TestEnvironment(t *testing.T) {
 	})
 
 	t.Run("Stop leaves no process and no directory behind", func(t *testing.T) {
-		e.mu.Lock()
-		var pids []int
-		for _, p := range e.procs {
-			pids = append(pids, p.pid())
-		}
-		e.mu.Unlock()
-		require.NotEmpty(t, pids)
-		begin := time.Now()
-		require.NoError(t, e.Stop())
+		assertStopsClean(t, e)
 		stopped = true
-		t.Logf("stopped %d processes in %.1fs", len(pids), time.Since(begin).Seconds())
-		for _, pid := range pids {
-			assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "process %d still exists", pid)
-		}
-		if !e.opts.Keep {
-			_, err := os.Stat(e.Dir)
-			assert.ErrorIs(t, err, os.ErrNotExist, "%s not removed", e.Dir)
-		}
 	})
+}
+
+// assertStopsClean stops e and checks that none of its processes and not its directory is left.
+func assertStopsClean(t *testing.T, e *Env) {
+	t.Helper()
+	e.mu.Lock()
+	var pids []int
+	for _, p := range e.procs {
+		pids = append(pids, p.pid())
+	}
+	e.mu.Unlock()
+	require.NotEmpty(t, pids)
+	begin := time.Now()
+	require.NoError(t, e.Stop())
+	t.Logf("stopped %d processes in %.1fs", len(pids), time.Since(begin).Seconds())
+	for _, pid := range pids {
+		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "process %d still exists", pid)
+	}
+	if !e.opts.Keep {
+		_, err := os.Stat(e.Dir)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s not removed", e.Dir)
+	}
 }
 
 func readyz(ctx context.Context, cfg *rest.Config) error {

@@ -34,6 +34,7 @@ type process struct {
 	workDir string
 	logPath string
 	tier    int
+	user    *syscall.Credential // nil: this process's user
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -42,6 +43,11 @@ type process struct {
 
 // startProcess starts bin with args, appending its output to logPath.
 func startProcess(name, bin string, args []string, workDir, logPath string, tier int) (*process, error) {
+	return startProcessAs(nil, name, bin, args, workDir, logPath, tier)
+}
+
+// startProcessAs is startProcess as another user (nil: this process's user).
+func startProcessAs(user *syscall.Credential, name, bin string, args []string, workDir, logPath string, tier int) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open log of %s: %w", name, err)
@@ -52,12 +58,12 @@ func startProcess(name, bin string, args []string, workDir, logPath string, tier
 	cmd.Dir = workDir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: user}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
 	}
-	p := &process{name: name, bin: bin, args: args, workDir: workDir, logPath: logPath, tier: tier, cmd: cmd, done: make(chan struct{})}
+	p := &process{name: name, bin: bin, args: args, workDir: workDir, logPath: logPath, tier: tier, user: user, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
@@ -68,7 +74,7 @@ func startProcess(name, bin string, args []string, workDir, logPath string, tier
 
 // restart starts a new process with the same binary, flags and log file.
 func (p *process) restart() (*process, error) {
-	return startProcess(p.name, p.bin, p.args, p.workDir, p.logPath, p.tier)
+	return startProcessAs(p.user, p.name, p.bin, p.args, p.workDir, p.logPath, p.tier)
 }
 
 func (p *process) pid() int { return p.cmd.Process.Pid }

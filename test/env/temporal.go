@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"k8s.io/client-go/rest"
 )
 
 const temporalTimeout = 3 * time.Minute
@@ -20,25 +21,80 @@ const temporalTimeout = 3 * time.Minute
 // SearchAttributes are the custom Keyword search attributes the dev server registers.
 var SearchAttributes = []string{"KarmadaKind", "KarmadaNamespace", "KarmadaName", "KarmadaCluster", "ReconcilePhase"}
 
-// Temporal describes the environment's Temporal dev server.
+// Temporal backends of Options.TemporalBackend.
+const (
+	// TemporalDev is the CLI's dev server: one process, one history shard, in memory or in a
+	// SQLite file, no TLS.
+	TemporalDev = "dev"
+	// TemporalPostgres is the Temporal server as in production: PostgreSQL, several history
+	// shards, mTLS on the frontend, the Web UI server beside it.
+	TemporalPostgres = "postgres"
+)
+
+// Temporal describes the environment's Temporal frontend and how clients reach it.
 type Temporal struct {
+	Backend   string `json:"backend"`          // TemporalDev or TemporalPostgres
 	Address   string `json:"address"`          // frontend host:port
 	UIURL     string `json:"uiURL"`            // Web UI
 	Namespace string `json:"namespace"`        // always "default"
-	DBFile    string `json:"dbFile,omitempty"` // SQLite file; empty when in memory
+	DBFile    string `json:"dbFile,omitempty"` // SQLite file of the dev server; empty when in memory
+	// Client TLS material; empty for the dev server. With CAFile set, clients verify the
+	// frontend's certificate against it for ServerName and present CertFile and KeyFile.
+	CAFile     string `json:"caFile,omitempty"`
+	CertFile   string `json:"certFile,omitempty"`
+	KeyFile    string `json:"keyFile,omitempty"`
+	ServerName string `json:"serverName,omitempty"`
+}
+
+// ClientOptions are the options of a Go SDK client of the environment's namespace, with the
+// client certificate when the frontend requires mTLS.
+func (t Temporal) ClientOptions() (client.Options, error) {
+	opts := client.Options{HostPort: t.Address, Namespace: t.Namespace}
+	if t.CAFile == "" {
+		return opts, nil
+	}
+	tlsConfig, err := rest.TLSConfigFor(&rest.Config{TLSClientConfig: rest.TLSClientConfig{
+		CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName,
+	}})
+	if err != nil {
+		return client.Options{}, fmt.Errorf("Temporal client TLS: %w", err)
+	}
+	opts.ConnectionOptions.TLS = tlsConfig
+	return opts, nil
+}
+
+// dialTemporal connects a client that logs nothing, for the environment's own checks.
+func (e *Env) dialTemporal(ctx context.Context) (client.Client, error) {
+	opts, err := e.Temporal.ClientOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	return client.DialContext(ctx, opts)
 }
 
 type temporalPorts struct{ frontend, ui, http, metrics int }
 
-// startTemporal starts the dev server, closes frontendUp once the frontend serves (all its
-// ports are bound then) and returns once the UI serves too.
-func (e *Env) startTemporal(ctx context.Context, ports temporalPorts, frontendUp chan<- struct{}) error {
+// startTemporal starts the Temporal backend, closes frontendUp once the ports the backend
+// picks itself are bound and returns once its frontend and UI serve.
+func (e *Env) startTemporal(ctx context.Context, ports temporalPorts, sp serverPorts, frontendUp chan<- struct{}) error {
 	e.Temporal = Temporal{
+		Backend:   e.opts.TemporalBackend,
 		Address:   net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.frontend)),
 		UIURL:     "http://127.0.0.1:" + strconv.Itoa(ports.ui),
 		Namespace: "default",
 		DBFile:    e.opts.TemporalDBFile,
 	}
+	if e.opts.TemporalBackend == TemporalPostgres {
+		close(frontendUp) // the server binds only the ports it is given
+		return e.startTemporalServer(ctx, ports, sp)
+	}
+	return e.startDevServer(ctx, ports, frontendUp)
+}
+
+// startDevServer starts the dev server, closes frontendUp once the frontend serves (all its
+// ports are bound then) and returns once the UI serves too.
+func (e *Env) startDevServer(ctx context.Context, ports temporalPorts, frontendUp chan<- struct{}) error {
 	args := []string{"server", "start-dev",
 		"--ip", "127.0.0.1",
 		"--port", strconv.Itoa(ports.frontend),
@@ -55,25 +111,32 @@ func (e *Env) startTemporal(ctx context.Context, ports temporalPorts, frontendUp
 		args = append(args, "--db-filename", e.opts.TemporalDBFile,
 			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal")
 	}
-	p, err := e.startProcess("temporal-server", binTemporal, args, e.Dir, tierComponent,
-		ports.frontend, ports.ui, ports.http, ports.metrics)
+	p, err := e.launchTemporal(ctx, binTemporal, args, e.Dir, ports.frontend, ports.ui, ports.http, ports.metrics)
 	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	e.temporal = p
-	e.mu.Unlock()
-	if err := waitFor(ctx, temporalTimeout, "Temporal frontend at "+e.Temporal.Address, e.checkTemporalFrontend, p); err != nil {
 		return err
 	}
 	close(frontendUp)
 	return waitFor(ctx, temporalTimeout, "Temporal UI at "+e.Temporal.UIURL, e.checkTemporalUI, p)
 }
 
+// launchTemporal starts the Temporal process (the one StopTemporal and StartTemporal stop and
+// start) and waits until its frontend serves.
+func (e *Env) launchTemporal(ctx context.Context, bin string, args []string, workDir string, ports ...int) (*process, error) {
+	p, err := e.startProcess("temporal-server", bin, args, workDir, tierComponent, ports...)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.temporal = p
+	e.mu.Unlock()
+	return p, e.waitTemporalFrontend(ctx, p)
+}
+
 // RestartTemporal stops the Temporal dev server and starts it again on the same ports with the
 // same flags (so with the same search attributes), returning once it serves again. In memory
 // (no TemporalDBFile), every workflow is gone afterwards, as after the loss of Temporal's
-// database; workers and starters keep running and reconnect.
+// database; workers and starters keep running and reconnect. With the postgres backend only
+// the server process restarts: PostgreSQL and the UI keep running, and so every workflow stays.
 func (e *Env) RestartTemporal(ctx context.Context) error {
 	if err := e.StopTemporal(); err != nil {
 		return err
@@ -81,8 +144,8 @@ func (e *Env) RestartTemporal(ctx context.Context) error {
 	return e.StartTemporal(ctx)
 }
 
-// StopTemporal stops the Temporal dev server (SIGTERM, then SIGKILL); StartTemporal starts it
-// again. Between the two, Temporal is down.
+// StopTemporal stops the Temporal dev server or server (SIGTERM, then SIGKILL); StartTemporal
+// starts it again. Between the two, Temporal is down.
 func (e *Env) StopTemporal() error {
 	e.mu.Lock()
 	p := e.temporal
@@ -94,7 +157,7 @@ func (e *Env) StopTemporal() error {
 	return nil
 }
 
-// StartTemporal starts the dev server StopTemporal stopped, on the same ports with the same
+// StartTemporal starts the server StopTemporal stopped, on the same ports with the same
 // flags, and waits until its frontend and UI serve. It does nothing if the server is running.
 func (e *Env) StartTemporal(ctx context.Context) error {
 	e.mu.Lock()
@@ -112,7 +175,7 @@ func (e *Env) StartTemporal(ctx context.Context) error {
 	e.mu.Lock()
 	e.temporal = p
 	e.mu.Unlock()
-	if err := waitFor(ctx, temporalTimeout, "Temporal frontend at "+e.Temporal.Address, e.checkTemporalFrontend, p); err != nil {
+	if err := e.waitTemporalFrontend(ctx, p); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, temporalTimeout, "Temporal UI at "+e.Temporal.UIURL, e.checkTemporalUI, p); err != nil {
@@ -122,14 +185,25 @@ func (e *Env) StartTemporal(ctx context.Context) error {
 	return nil
 }
 
+// waitTemporalFrontend waits until the frontend of the Temporal process p serves the namespace
+// with the search attributes; the server gets them registered first.
+func (e *Env) waitTemporalFrontend(ctx context.Context, p *process) error {
+	check := e.checkTemporalFrontend
+	if e.Temporal.Backend == TemporalPostgres {
+		check = func(ctx context.Context) error {
+			if err := e.registerTemporalNamespace(ctx); err != nil {
+				return err
+			}
+			return e.checkTemporalFrontend(ctx)
+		}
+	}
+	return waitFor(ctx, temporalTimeout, "Temporal frontend at "+e.Temporal.Address, check, p)
+}
+
 // checkTemporalFrontend succeeds once the frontend is healthy, serves the namespace and knows
 // the custom search attributes.
 func (e *Env) checkTemporalFrontend(ctx context.Context) error {
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  e.Temporal.Address,
-		Namespace: e.Temporal.Namespace,
-		Logger:    sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
-	})
+	c, err := e.dialTemporal(ctx)
 	if err != nil {
 		return err
 	}

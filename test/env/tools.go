@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,10 +74,10 @@ func isModuleRoot(goMod string) bool {
 	return false
 }
 
-// checkBinaries reports which of the environment's binaries are missing from binDir.
-func checkBinaries(binDir string) error {
+// checkBinaries reports which of the named binaries are missing from binDir.
+func checkBinaries(binDir string, names []string) error {
 	var missing []string
-	for _, name := range requiredBinaries {
+	for _, name := range names {
 		st, err := os.Stat(filepath.Join(binDir, name))
 		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			missing = append(missing, name)
@@ -164,6 +166,24 @@ func (pp *portPool) reserve(n int) ([]int, error) {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		pp.held[port] = l
+		ports = append(ports, port)
+	}
+	return ports, nil
+}
+
+// reserveBelow returns n distinct free loopback ports from [lo, hi), held until released,
+// for servers that cannot use ports of the kernel's ephemeral range (32768 and up by default).
+func (pp *portPool) reserveBelow(n, lo, hi int) ([]int, error) {
+	var ports []int
+	for attempt := 0; len(ports) < n; attempt++ {
+		if attempt == 100*n {
+			pp.release(ports...)
+			return nil, fmt.Errorf("no %d free loopback ports in [%d, %d)", n, lo, hi)
+		}
+		port := lo + rand.IntN(hi-lo)
+		if slices.Contains(ports, port) || pp.hold(port) != nil {
+			continue
+		}
 		ports = append(ports, port)
 	}
 	return ports, nil
