@@ -52,6 +52,16 @@ unit: ## Unit and replay tests (no environment needed).
 e2e: tools ## End-to-end tests against the real local environment.
 	go test -count=1 -p 1 -timeout $(TEST_TIMEOUT) $(E2E_PACKAGES)
 
+# The part of the end-to-end suite that runs again on the Temporal server (PostgreSQL, several
+# history shards, mTLS): propagation, dispatch, scaling, deletion, two workers with crashes,
+# unhealthy-provider cleanup, and the provisioning happy path.
+SERVER_E2E_RUN := ^(TestMCSProviderToConsumer|TestMCSScaleProvider|TestMCSDeleted|TestMCSTwoWorkersOneKeepsCrashing|TestMCSUnhealthyProviderGrace)$$
+
+.PHONY: e2e-temporal-server
+e2e-temporal-server: tools ## End-to-end subset against the Temporal server on PostgreSQL with mTLS.
+	KARMADAFLOW_TEST_TEMPORAL=postgres go test -count=1 -timeout 20m -run '$(SERVER_E2E_RUN)' ./test/e2e/
+	KARMADAFLOW_TEST_TEMPORAL=postgres go test -count=1 -timeout 15m -run '^TestNodePortInstall$$' ./test/provisioninge2e/
+
 .PHONY: fuzz
 fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded number of inputs each.
 	for target in FuzzParsePath FuzzDecodeResourceVersion FuzzContinueToken FuzzWithAnnotation; do \
@@ -59,7 +69,7 @@ fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded number 
 	done
 
 .PHONY: test
-test: lint unit fuzz e2e ## Every test: lint, unit, replay, fuzz, end-to-end.
+test: lint unit fuzz e2e e2e-temporal-server ## Every test: lint, unit, replay, fuzz, end-to-end (also on the Temporal server).
 
 .PHONY: bench
 bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md).

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -103,11 +101,7 @@ func (b *Bench) controlPlane() dynamic.Interface { return b.clients[env.ControlP
 // Temporal is an SDK client of the environment's Temporal (its logs discarded).
 func (b *Bench) Temporal() (client.Client, error) {
 	b.temporalOnce.Do(func() {
-		b.temporal, b.temporalErr = client.Dial(client.Options{
-			HostPort:  b.Env.Temporal.Address,
-			Namespace: b.Env.Temporal.Namespace,
-			Logger:    sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
-		})
+		b.temporal, b.temporalErr = b.Env.Temporal.Dial(context.Background())
 	})
 	return b.temporal, b.temporalErr
 }

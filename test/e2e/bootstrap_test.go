@@ -25,8 +25,8 @@ func workerCommand(t *testing.T, ctx context.Context, namespace string, args ...
 	t.Helper()
 	metrics, err := service.FreeAddress()
 	require.NoError(t, err)
-	args = append(args,
-		"--temporal-address", testEnv.Temporal.Address, "--temporal-namespace", namespace,
+	args = append(append(args, testEnv.Temporal.ServiceFlags()...),
+		"--temporal-namespace", namespace, // the last one counts
 		"--karmada-kubeconfig", testEnv.ControlPlane.Kubeconfig, "--host-kubeconfig", testEnv.Host.Kubeconfig,
 		"--metrics-bind-address", metrics, "--log-format", "console")
 	return exec.CommandContext(ctx, svc.Binary("worker"), args...), metrics

@@ -36,7 +36,7 @@ func restartStarter(t *testing.T, args ...string) {
 
 func dialTemporal(t *testing.T) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: testEnv.Temporal.Address, Namespace: testEnv.Temporal.Namespace})
+	c, err := testEnv.Temporal.Dial(context.Background())
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c

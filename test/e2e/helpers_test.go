@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -287,7 +286,7 @@ func logStateOnFailure(t *testing.T, workflowIDs ...string) {
 		if !t.Failed() {
 			return
 		}
-		c, err := client.Dial(client.Options{HostPort: testEnv.Temporal.Address, Namespace: testEnv.Temporal.Namespace})
+		c, err := testEnv.Temporal.Dial(context.Background())
 		if err != nil {
 			t.Logf("cannot reach Temporal: %v", err)
 			return

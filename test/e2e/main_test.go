@@ -35,7 +35,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	e, err := env.Start(ctx, env.Options{Members: 3, Logf: log.Printf})
+	e, err := env.Start(ctx, env.Options{Members: 3, Logf: log.Printf, TemporalBackend: os.Getenv(env.TemporalBackendVariable)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

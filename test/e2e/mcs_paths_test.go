@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,7 +40,7 @@ func TestMCSContinuesAsNewOnRequest(t *testing.T) {
 	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
 
-	c, err := client.Dial(client.Options{HostPort: testEnv.Temporal.Address, Namespace: testEnv.Temporal.Namespace})
+	c, err := testEnv.Temporal.Dial(context.Background())
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()

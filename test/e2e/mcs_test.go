@@ -239,8 +239,9 @@ func TestMCSResyncRestoresDeletedSlice(t *testing.T) {
 	root, err := env.RepoRoot()
 	require.NoError(t, err)
 	temporal := filepath.Join(root, "bin", "temporal")
-	out, err := exec.Command(temporal, "workflow", "signal", "--address", testEnv.Temporal.Address,
-		"--workflow-id", mcs.WorkflowID(ns, app), "--name", mcs.SignalResync).CombinedOutput()
+	args := append([]string{"workflow", "signal", "--workflow-id", mcs.WorkflowID(ns, app), "--name", mcs.SignalResync},
+		testEnv.Temporal.CLIFlags()...)
+	out, err := exec.Command(temporal, args...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/karmadaflow/karmadaflow/test/replay"
 )
@@ -24,7 +23,7 @@ func recordRun(t *testing.T, workflowID, runID, name string) {
 	if !replay.Recording() {
 		return
 	}
-	c, err := client.Dial(client.Options{HostPort: testEnv.Temporal.Address, Namespace: testEnv.Temporal.Namespace})
+	c, err := testEnv.Temporal.Dial(context.Background())
 	require.NoError(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -53,11 +53,10 @@ func countChanges(ctx workflow.Context) error {
 // until the test ends.
 func startCountingWorker(t *testing.T, logger *zap.Logger, taskQueue string) client.Client {
 	t.Helper()
-	temporal, err := client.Dial(client.Options{
-		HostPort:  testEnv.Temporal.Address,
-		Namespace: testEnv.Temporal.Namespace,
-		Logger:    observability.TemporalLogger(logger),
-	})
+	opts, err := testEnv.Temporal.ClientOptions()
+	require.NoError(t, err)
+	opts.Logger = observability.TemporalLogger(logger)
+	temporal, err := client.Dial(opts)
 	require.NoError(t, err)
 	t.Cleanup(temporal.Close)
 	w := worker.New(temporal, taskQueue, worker.Options{})

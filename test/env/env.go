@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -630,11 +631,8 @@ func (e *Env) WriteSummary(w io.Writer) error {
 	if e.Temporal.DBFile != "" {
 		add("  database:   %s", e.Temporal.DBFile)
 	}
-	tlsFlags := ""
 	if e.Temporal.CAFile != "" {
 		add("  server:     %d history shards on PostgreSQL, mTLS (CA %s)", temporalServerShards, e.Temporal.CAFile)
-		tlsFlags = fmt.Sprintf(" --tls-ca-path %s --tls-cert-path %s --tls-key-path %s --tls-server-name %s",
-			e.Temporal.CAFile, e.Temporal.CertFile, e.Temporal.KeyFile, e.Temporal.ServerName)
 	}
 	add("")
 	add("Clusters (kubeconfigs verify TLS against each cluster's CA)")
@@ -650,8 +648,8 @@ func (e *Env) WriteSummary(w io.Writer) error {
 	add("  export KUBECONFIG=%s", e.ControlPlane.Kubeconfig)
 	add("  kubectl get clusters.cluster.karmada.io")
 	add("  kubectl --kubeconfig %s get nodes,pods -A", e.Members[0].Kubeconfig)
-	add("  temporal workflow list --address %s%s", host, tlsFlags)
-	if tlsFlags == "" {
+	add("  temporal workflow list %s", strings.Join(e.Temporal.CLIFlags(), " "))
+	if e.Temporal.CAFile == "" {
 		add("  tctl --address %s workflow list        # the older CLI, same API", host)
 	}
 	add("  open %s", e.Temporal.UIURL)

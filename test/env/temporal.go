@@ -29,6 +29,9 @@ const (
 	// TemporalPostgres is the Temporal server as in production: PostgreSQL, several history
 	// shards, mTLS on the frontend, the Web UI server beside it.
 	TemporalPostgres = "postgres"
+	// TemporalBackendVariable is the environment variable with which `make` runs an
+	// end-to-end package on another backend than the dev server.
+	TemporalBackendVariable = "KARMADAFLOW_TEST_TEMPORAL"
 )
 
 // Temporal describes the environment's Temporal frontend and how clients reach it.
@@ -63,15 +66,39 @@ func (t Temporal) ClientOptions() (client.Options, error) {
 	return opts, nil
 }
 
-// dialTemporal connects a client that logs nothing, for the environment's own checks.
-func (e *Env) dialTemporal(ctx context.Context) (client.Client, error) {
-	opts, err := e.Temporal.ClientOptions()
+// Dial connects a client that logs nothing.
+func (t Temporal) Dial(ctx context.Context) (client.Client, error) {
+	opts, err := t.ClientOptions()
 	if err != nil {
 		return nil, err
 	}
 	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 	return client.DialContext(ctx, opts)
 }
+
+// CLIFlags are the flags of the temporal CLI that reach this server and namespace.
+func (t Temporal) CLIFlags() []string {
+	flags := []string{"--address", t.Address, "--namespace", t.Namespace}
+	if t.CAFile != "" {
+		flags = append(flags, "--tls-ca-path", t.CAFile, "--tls-cert-path", t.CertFile, "--tls-key-path", t.KeyFile,
+			"--tls-server-name", t.ServerName)
+	}
+	return flags
+}
+
+// ServiceFlags are the flags of karmadaflow's worker and starter that reach this server and
+// namespace.
+func (t Temporal) ServiceFlags() []string {
+	flags := []string{"--temporal-address", t.Address, "--temporal-namespace", t.Namespace}
+	if t.CAFile != "" {
+		flags = append(flags, "--temporal-tls-ca-file", t.CAFile, "--temporal-tls-cert-file", t.CertFile,
+			"--temporal-tls-key-file", t.KeyFile, "--temporal-tls-server-name", t.ServerName)
+	}
+	return flags
+}
+
+// dialTemporal connects a client that logs nothing, for the environment's own checks.
+func (e *Env) dialTemporal(ctx context.Context) (client.Client, error) { return e.Temporal.Dial(ctx) }
 
 type temporalPorts struct{ frontend, ui, http, metrics int }
 

@@ -34,7 +34,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	e, err := env.Start(ctx, env.Options{Members: 1, Logf: log.Printf})
+	e, err := env.Start(ctx, env.Options{Members: 1, Logf: log.Printf, TemporalBackend: os.Getenv(env.TemporalBackendVariable)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -47,7 +47,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer svc.Stop()
-	temporal, err = client.Dial(client.Options{HostPort: e.Temporal.Address, Namespace: e.Temporal.Namespace})
+	temporal, err = e.Temporal.Dial(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -81,14 +81,12 @@ func componentOf(instance string) string {
 func (s *Service) args(instance string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	args := []string{
-		"--temporal-address", s.env.Temporal.Address,
-		"--temporal-namespace", s.env.Temporal.Namespace,
+	args := append(s.env.Temporal.ServiceFlags(),
 		"--karmada-kubeconfig", s.env.ControlPlane.Kubeconfig,
 		"--host-kubeconfig", s.env.Host.Kubeconfig,
 		"--metrics-bind-address", s.metrics[instance],
 		"--log-format", "console",
-	}
+	)
 	switch componentOf(instance) {
 	case "worker":
 		if s.opts.UnhealthyGrace > 0 {

@@ -100,7 +100,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer svc.Stop()
-	temporal, err := client.Dial(client.Options{HostPort: e.Temporal.Address, Namespace: e.Temporal.Namespace})
+	temporal, err := e.Temporal.Dial(ctx)
 	if err != nil {
 		return err
 	}
