@@ -55,7 +55,7 @@ e2e: tools ## End-to-end tests against the real local environment.
 # The part of the end-to-end suite that runs again on the Temporal server (PostgreSQL, several
 # history shards, mTLS): propagation, dispatch, scaling, deletion, two workers with crashes,
 # unhealthy-provider cleanup, and the provisioning happy path.
-SERVER_E2E_RUN := ^(TestMCSProviderToConsumer|TestMCSScaleProvider|TestMCSDeleted|TestMCSTwoWorkersOneKeepsCrashing|TestMCSUnhealthyProviderGrace)$$
+SERVER_E2E_RUN := ^(TestWorkerWithoutClientCertificateNamesTLS|TestMCSProviderToConsumer|TestMCSScaleProvider|TestMCSDeleted|TestMCSTwoWorkersOneKeepsCrashing|TestMCSUnhealthyProviderGrace)$$
 
 .PHONY: e2e-temporal-server
 e2e-temporal-server: tools ## End-to-end subset against the Temporal server on PostgreSQL with mTLS.

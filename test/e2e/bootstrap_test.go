@@ -107,3 +107,19 @@ func TestWorkerNamesWhatTemporalLacksAndBootstrapRegistersIt(t *testing.T) {
 		expectWorkerReady(t, namespace)
 	}
 }
+
+// TestWorkerWithoutClientCertificateNamesTLS: against the Temporal server with mTLS (make
+// e2e-temporal-server), a worker that trusts the server but has no client certificate exits at
+// once, naming TLS as the problem.
+func TestWorkerWithoutClientCertificateNamesTLS(t *testing.T) {
+	if testEnv.Temporal.CAFile == "" {
+		t.Skip("the dev server speaks no TLS; make e2e-temporal-server runs this test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, _ := workerCommand(t, ctx, testEnv.Temporal.Namespace)
+	cmd.Args = append(cmd.Args, "--temporal-tls-cert-file=", "--temporal-tls-key-file=") // the last ones count
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the worker must exit\n%s", out)
+	assert.Contains(t, string(out), "TLS with Temporal at "+testEnv.Temporal.Address+" failed (check the --temporal-tls-* flags)")
+}
