@@ -161,7 +161,8 @@ func (m *mcsTriggers) clusterStarts(cluster string) []trigger.Start {
 func (m *mcsTriggers) clusterHealthStart(cluster string) trigger.Start {
 	return trigger.Start{
 		WorkflowID: clusterhealth.WorkflowID(cluster), Workflow: clusterhealth.WorkflowName,
-		Args:             []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval}},
+		Args: []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval,
+			FailureThreshold: m.deps.Options.ClusterFailureThreshold}},
 		TaskQueue:        m.deps.Options.TaskQueue,
 		SearchAttributes: searchattr.ForCluster(kindClusterHealth, cluster),
 		Signal:           clusterhealth.SignalResync,
