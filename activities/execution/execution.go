@@ -57,6 +57,8 @@ type ApplyResult struct {
 	Failed  []string `json:",omitempty"`
 	// Error is the first failure, for the workflow's state.
 	Error string `json:",omitempty"`
+	// ClusterGone: the Cluster is deleted; nothing was applied.
+	ClusterGone bool `json:",omitempty"`
 }
 
 // Reasons of a Work's Applied condition (Karmada's).
@@ -65,11 +67,24 @@ const (
 	ReasonAppliedFailed     = "AppliedFailed"
 )
 
-// ApplyWorks brings the named Works (or all) of the cluster into the member cluster.
+// ApplyWorks brings the named Works (or all) of the cluster into the member cluster. A full
+// pass first makes sure that the Cluster exists and has its execution namespace.
 func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult, error) {
 	var res ApplyResult
+	if in.All {
+		exists, err := a.clusterExists(ctx, in.Cluster)
+		if err != nil || !exists {
+			return ApplyResult{ClusterGone: err == nil}, err
+		}
+		if err := a.ensureExecutionSpace(ctx, in.Cluster); err != nil {
+			return res, err
+		}
+	}
 	member, err := a.Members.Get(ctx, in.Cluster)
 	if err != nil {
+		if exists, existsErr := a.clusterExists(ctx, in.Cluster); existsErr == nil && !exists {
+			return ApplyResult{ClusterGone: true}, nil
+		}
 		return res, err
 	}
 	namespace := naming.ExecutionNamespace(in.Cluster)
