@@ -71,14 +71,13 @@ const (
 // pass first makes sure that the Cluster exists and has its execution namespace.
 func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult, error) {
 	var res ApplyResult
+	var spaceErr error // the execution namespace is still deleting: the pass is repeated
 	if in.All {
 		exists, err := a.clusterExists(ctx, in.Cluster)
 		if err != nil || !exists {
 			return ApplyResult{ClusterGone: err == nil}, err
 		}
-		if err := a.ensureExecutionSpace(ctx, in.Cluster); err != nil {
-			return res, err
-		}
+		spaceErr = a.ensureExecutionSpace(ctx, in.Cluster)
 	}
 	member, err := a.Members.Get(ctx, in.Cluster)
 	if err != nil {
@@ -100,7 +99,11 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 			return res, fmt.Errorf("listing Works of cluster %s: %w", in.Cluster, err)
 		}
 		for i := range list.Items {
-			items = append(items, &list.Items[i])
+			// In a namespace that is deleting, only the Works being deleted are executed
+			// (their manifests removed, their finalizers released); the others go next.
+			if spaceErr == nil || list.Items[i].GetDeletionTimestamp() != nil {
+				items = append(items, &list.Items[i])
+			}
 		}
 	}
 
@@ -155,10 +158,13 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 	wg.Wait()
 	slices.Sort(res.Failed)
 
-	if in.All {
+	if in.All && spaceErr == nil {
 		if err := a.removeOrphans(ctx, member, namespace, items); err != nil {
 			return res, err
 		}
+	}
+	if spaceErr != nil {
+		res.Failed, res.Error = append(res.Failed, "*"), spaceErr.Error()
 	}
 	return res, nil
 }

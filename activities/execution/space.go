@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,31 +26,43 @@ type RemoveResult struct {
 }
 
 // RemoveExecutionSpace releases the Works of a deleted Cluster and removes its execution
-// namespace. Nothing can apply or delete their manifests in the member any more, so the
-// Works' execution finalizers are taken off; the namespace goes first, so that no Work is
-// created in it meanwhile.
+// namespace, and returns once the namespace is gone. Nothing can apply or delete their
+// manifests in the member any more, so the Works' execution finalizers are taken off; the
+// namespace goes first, so that no Work is created in it meanwhile. Until the namespace
+// controller has removed every Work, a MultiClusterService may still write the finalizer on one:
+// the finalizers are released again each round.
 func (a *Activities) RemoveExecutionSpace(ctx context.Context, cluster string) (RemoveResult, error) {
-	exists, err := a.clusterExists(ctx, cluster)
-	if err != nil || exists {
-		return RemoveResult{}, err
-	}
 	namespace := naming.ExecutionNamespace(cluster)
-	err = a.ControlPlane.Resource(kube.Namespaces).Delete(ctx, namespace, metav1.DeleteOptions{})
-	if kube.IgnoreNotFound(err) != nil {
-		return RemoveResult{}, fmt.Errorf("deleting the execution namespace %s: %w", namespace, err)
-	}
+	namespaces := a.ControlPlane.Resource(kube.Namespaces)
 	works := a.ControlPlane.Resource(kube.Works).Namespace(namespace)
-	list, err := works.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return RemoveResult{}, fmt.Errorf("listing Works of the gone cluster %s: %w", cluster, err)
-	}
-	for i := range list.Items {
-		if err := kube.IgnoreNotFound(setFinalizer(ctx, works, &list.Items[i], false)); err != nil {
+	for {
+		exists, err := a.clusterExists(ctx, cluster)
+		if err != nil || exists {
 			return RemoveResult{}, err
 		}
-		activity.RecordHeartbeat(ctx, list.Items[i].GetName())
+		err = namespaces.Delete(ctx, namespace, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return RemoveResult{Removed: true}, nil
+		}
+		if err != nil {
+			return RemoveResult{}, fmt.Errorf("deleting the execution namespace %s: %w", namespace, err)
+		}
+		list, err := works.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return RemoveResult{}, fmt.Errorf("listing Works of the gone cluster %s: %w", cluster, err)
+		}
+		for i := range list.Items {
+			if err := kube.IgnoreNotFound(setFinalizer(ctx, works, &list.Items[i], false)); err != nil {
+				return RemoveResult{}, err
+			}
+		}
+		activity.RecordHeartbeat(ctx, len(list.Items))
+		select {
+		case <-ctx.Done():
+			return RemoveResult{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
-	return RemoveResult{Removed: true}, nil
 }
 
 // clusterExists reads the Cluster from the API server (the member clients are cached).
@@ -65,7 +78,8 @@ func (a *Activities) clusterExists(ctx context.Context, cluster string) (bool, e
 }
 
 // ensureExecutionSpace creates the cluster's execution namespace if it does not exist; one
-// still deleting (the Cluster was deleted and created again) is an error, retried.
+// still deleting (the Cluster was deleted and created again) is an error: the full pass goes
+// on, releasing the Works being deleted there, and is repeated.
 func (a *Activities) ensureExecutionSpace(ctx context.Context, cluster string) error {
 	namespaces := a.ControlPlane.Resource(kube.Namespaces)
 	namespace := naming.ExecutionNamespace(cluster)
