@@ -112,24 +112,49 @@ func (m *mcsTriggers) onService(ctx context.Context, key string) error {
 	return m.signalMCS(ctx, namespace, name, mcs.Change{Kind: mcs.ChangeSpec, DetectedAt: time.Now()})
 }
 
-// onCluster keeps the member's EndpointSlice watch, its health and execution workflows, and
-// tells every MultiClusterService that the set or health of clusters changed.
+// onCluster keeps the member's EndpointSlice watch and its health and execution workflows, and
+// tells the MultiClusterServices that involve the cluster that it joined, left or changed
+// health. A Cluster that is gone has its workflows woken, if they still run: each finds it
+// gone and ends (execution after releasing the Works left in its namespace).
 func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
 	obj, exists, _ := m.clusters.GetStore().GetByKey(name)
 	if !exists {
 		m.slices.stop(name)
+		if err := m.wakeClusterWorkflows(ctx, name); err != nil {
+			return err
+		}
 	} else {
 		m.slices.ensure(ctx, name, obj.(*unstructured.Unstructured))
 		if err := m.startClusterWorkflows(ctx, name); err != nil {
 			return err
 		}
 	}
-	for _, key := range m.mcs.GetStore().ListKeys() {
-		namespace, mcsName, err := trigger.SplitKey(key)
-		if err != nil {
+	for _, obj := range m.mcs.GetStore().List() {
+		u := obj.(*unstructured.Unstructured)
+		if !involves(u, name) {
 			continue
 		}
-		if err := m.signalMCS(ctx, namespace, mcsName, mcs.Change{Kind: mcs.ChangeClusters, DetectedAt: time.Now()}); err != nil {
+		if err := m.signalMCS(ctx, u.GetNamespace(), u.GetName(), mcs.Change{Kind: mcs.ChangeClusters, DetectedAt: time.Now()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// involves tells whether the MultiClusterService names cluster as a provider or consumer, or
+// takes every cluster; one that cannot be read is told anyway.
+func involves(obj *unstructured.Unstructured, cluster string) bool {
+	var m networkingv1alpha1.MultiClusterService
+	if err := kube.FromUnstructured(obj, &m); err != nil {
+		return true
+	}
+	return m.Spec.Involves(cluster)
+}
+
+// wakeClusterWorkflows sends their resync to the running workflows of a cluster, and starts none.
+func (m *mcsTriggers) wakeClusterWorkflows(ctx context.Context, cluster string) error {
+	for _, start := range m.clusterStarts(cluster) {
+		if err := trigger.SignalIfRunning(ctx, m.deps.Temporal, start.WorkflowID, start.Signal, start.SignalArg); err != nil {
 			return err
 		}
 	}
@@ -161,7 +186,8 @@ func (m *mcsTriggers) clusterStarts(cluster string) []trigger.Start {
 func (m *mcsTriggers) clusterHealthStart(cluster string) trigger.Start {
 	return trigger.Start{
 		WorkflowID: clusterhealth.WorkflowID(cluster), Workflow: clusterhealth.WorkflowName,
-		Args:                []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval}},
+		Args: []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval,
+			FailureThreshold: m.deps.Options.ClusterFailureThreshold}},
 		TaskQueue:           m.deps.Options.TaskQueue,
 		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,
 		SearchAttributes:    searchattr.ForCluster(kindClusterHealth, cluster),
@@ -181,11 +207,17 @@ func (m *mcsTriggers) executionStart(cluster, signal string, arg any) trigger.St
 }
 
 // onWork hands the Works of karmada-es-<cluster> that changed to that cluster's execution
-// workflow, all in one signal; if it cannot be sent, they wait for the retry.
+// workflow, all in one signal; if it cannot be sent, they wait for the retry. The Works of a
+// Cluster that is gone are nobody's to apply: its workflow, if still running, is ending, and
+// none is started for it. (A Cluster that the store does not hold yet gets its workflow, with a
+// full pass, from its own event.)
 func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
 	names, versions := m.works.take(cluster)
 	if len(names) == 0 {
 		return nil // sent with an earlier signal
+	}
+	if _, exists, _ := m.clusters.GetStore().GetByKey(cluster); !exists {
+		return nil
 	}
 	err := m.deps.signalOrStart(ctx, kindWorkExecution,
 		m.executionStart(cluster, execution.SignalChange, execution.Change{Works: names, Versions: versions}))

@@ -57,6 +57,8 @@ type ApplyResult struct {
 	Failed  []string `json:",omitempty"`
 	// Error is the first failure, for the workflow's state.
 	Error string `json:",omitempty"`
+	// ClusterGone: the Cluster is deleted; nothing was applied.
+	ClusterGone bool `json:",omitempty"`
 }
 
 // Reasons of a Work's Applied condition (Karmada's).
@@ -65,11 +67,23 @@ const (
 	ReasonAppliedFailed     = "AppliedFailed"
 )
 
-// ApplyWorks brings the named Works (or all) of the cluster into the member cluster.
+// ApplyWorks brings the named Works (or all) of the cluster into the member cluster. A full
+// pass first makes sure that the Cluster exists and has its execution namespace.
 func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult, error) {
 	var res ApplyResult
+	var spaceErr error // the execution namespace is still deleting: the pass is repeated
+	if in.All {
+		exists, err := a.clusterExists(ctx, in.Cluster)
+		if err != nil || !exists {
+			return ApplyResult{ClusterGone: err == nil}, err
+		}
+		spaceErr = a.ensureExecutionSpace(ctx, in.Cluster)
+	}
 	member, err := a.Members.Get(ctx, in.Cluster)
 	if err != nil {
+		if exists, existsErr := a.clusterExists(ctx, in.Cluster); existsErr == nil && !exists {
+			return ApplyResult{ClusterGone: true}, nil
+		}
 		return res, err
 	}
 	namespace := naming.ExecutionNamespace(in.Cluster)
@@ -85,7 +99,11 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 			return res, fmt.Errorf("listing Works of cluster %s: %w", in.Cluster, err)
 		}
 		for i := range list.Items {
-			items = append(items, &list.Items[i])
+			// In a namespace that is deleting, only the Works being deleted are executed
+			// (their manifests removed, their finalizers released); the others go next.
+			if spaceErr == nil || list.Items[i].GetDeletionTimestamp() != nil {
+				items = append(items, &list.Items[i])
+			}
 		}
 	}
 
@@ -140,10 +158,13 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 	wg.Wait()
 	slices.Sort(res.Failed)
 
-	if in.All {
+	if in.All && spaceErr == nil {
 		if err := a.removeOrphans(ctx, member, namespace, items); err != nil {
 			return res, err
 		}
+	}
+	if spaceErr != nil {
+		res.Failed, res.Error = append(res.Failed, "*"), spaceErr.Error()
 	}
 	return res, nil
 }

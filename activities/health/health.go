@@ -25,12 +25,22 @@ type Activities struct {
 	ProbeTimeout time.Duration
 }
 
+// ProbeInput names the cluster to probe.
+type ProbeInput struct {
+	Cluster string
+	// HoldReady keeps a Ready condition that is True when this probe fails: the probes have
+	// not failed for the failure threshold yet, and one lost probe must not flip Ready.
+	HoldReady bool `json:",omitempty"`
+}
+
 // ProbeResult is what one probe found.
 type ProbeResult struct {
 	Exists  bool
-	Ready   bool
+	Ready   bool // the Ready condition, as written or kept
 	Message string
 	Changed bool // the Ready condition was written
+	// Reachable: the probe itself succeeded (Ready may differ while a failure is held).
+	Reachable bool `json:",omitempty"`
 }
 
 // Reasons of a Cluster's Ready condition (Karmada's).
@@ -40,31 +50,36 @@ const (
 )
 
 // ProbeCluster asks the member's API server for /readyz and records the answer in the
-// Cluster's Ready condition when it changed.
-func (a *Activities) ProbeCluster(ctx context.Context, cluster string) (ProbeResult, error) {
+// Cluster's Ready condition when it changed. A failed probe leaves a True condition alone
+// while the input holds it, as Karmada's --cluster-failure-threshold does; a successful probe
+// is recorded at once.
+func (a *Activities) ProbeCluster(ctx context.Context, in ProbeInput) (ProbeResult, error) {
 	var res ProbeResult
 	clusters := a.ControlPlane.Resource(kube.Clusters)
-	obj, err := clusters.Get(ctx, cluster, metav1.GetOptions{})
+	obj, err := clusters.Get(ctx, in.Cluster, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return res, nil
 	}
 	if err != nil {
-		return res, fmt.Errorf("reading Cluster %s: %w", cluster, err)
+		return res, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
 	}
 	res.Exists = true
 
-	cond := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: ReasonClusterReady,
+	observed := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: ReasonClusterReady,
 		Message: "cluster is healthy and ready to accept workloads", ObservedGeneration: obj.GetGeneration()}
-	if err := a.probe(ctx, cluster); err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonClusterNotReachable, err.Error()
+	if err := a.probe(ctx, in.Cluster); err != nil {
+		observed.Status, observed.Reason, observed.Message = metav1.ConditionFalse, ReasonClusterNotReachable, err.Error()
 	}
-	res.Ready, res.Message = cond.Status == metav1.ConditionTrue, cond.Message
+	res.Reachable = observed.Status == metav1.ConditionTrue
 
 	conds, err := kube.Conditions(obj)
 	if err != nil {
 		return res, err
 	}
-	if current := meta.FindStatusCondition(conds, "Ready"); current != nil && current.Status == cond.Status && current.Reason == cond.Reason {
+	current := meta.FindStatusCondition(conds, "Ready")
+	cond := ReadyCondition(current, observed, in.HoldReady)
+	res.Ready, res.Message = cond.Status == metav1.ConditionTrue, observed.Message
+	if current != nil && current.Status == cond.Status && current.Reason == cond.Reason {
 		return res, nil
 	}
 	meta.SetStatusCondition(&conds, cond)
@@ -77,10 +92,19 @@ func (a *Activities) ProbeCluster(ctx context.Context, cluster string) (ProbeRes
 		return res, nil
 	}
 	if err != nil {
-		return res, fmt.Errorf("writing status of Cluster %s: %w", cluster, err)
+		return res, fmt.Errorf("writing status of Cluster %s: %w", in.Cluster, err)
 	}
 	res.Changed = true
 	return res, nil
+}
+
+// ReadyCondition is the Ready condition to record after a probe observed observed: the
+// current one when it is True, the probe failed and hold is set, else the observed one.
+func ReadyCondition(current *metav1.Condition, observed metav1.Condition, hold bool) metav1.Condition {
+	if hold && observed.Status != metav1.ConditionTrue && current != nil && current.Status == metav1.ConditionTrue {
+		return *current
+	}
+	return observed
 }
 
 func (a *Activities) probe(ctx context.Context, cluster string) error {

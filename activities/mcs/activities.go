@@ -77,7 +77,7 @@ func (a *Activities) observeMCS(ctx context.Context, ref Ref) (Observation, erro
 	for _, p := range mcs.Spec.Ports {
 		obs.Ports = append(obs.Ports, PortFilter{Name: p.Name, Port: p.Port})
 	}
-	obs.Providers, obs.Consumers = clusterLists(mcs.Spec)
+	obs.Providers, obs.Consumers = mcs.Spec.ClusterLists()
 	obs.UnhealthyGrace = a.UnhealthyGrace
 
 	svc, err := a.Core.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})

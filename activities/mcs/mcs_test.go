@@ -62,21 +62,6 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 	}
 }
 
-func TestClusterListsHonourDeprecatedFields(t *testing.T) {
-	spec := networkingv1alpha1.MultiClusterServiceSpec{ServiceProvisionClusters: []string{"a"}, ServiceConsumptionClusters: []string{"b"}}
-	p, c := clusterLists(spec)
-	assert.Equal(t, []string{"a"}, p)
-	assert.Equal(t, []string{"b"}, c)
-
-	spec.ProviderClusters = []networkingv1alpha1.ClusterSelector{{Name: "x"}}
-	p, _ = clusterLists(spec)
-	assert.Equal(t, []string{"x"}, p, "the new field wins")
-
-	p, c = clusterLists(networkingv1alpha1.MultiClusterServiceSpec{Range: &networkingv1alpha1.ExposureRange{ClusterNames: []string{"r"}}})
-	assert.Equal(t, []string{"r"}, p)
-	assert.Equal(t, []string{"r"}, c)
-}
-
 func TestServiceManifestDropsClusterFieldsAndFiltersPorts(t *testing.T) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "foo", Namespace: "default", ResourceVersion: "7",

@@ -73,7 +73,7 @@ func Validate(mcs *networkingv1alpha1.MultiClusterService) []string {
 	for i, c := range spec.ConsumerClusters {
 		checkCluster(fmt.Sprintf("spec.consumerClusters[%d].name", i), c.Name)
 	}
-	for i, c := range rangeClusters(spec) {
+	for i, c := range spec.RangeClusters() {
 		checkCluster(fmt.Sprintf("spec.range.clusterNames[%d]", i), c)
 	}
 	for i, c := range spec.ServiceProvisionClusters {
@@ -91,30 +91,6 @@ const (
 	TypeLoadBalancer = "LoadBalancer"
 )
 
-// clusterLists returns the providers and consumers the spec names. The deprecated fields count
-// only where the new ones are empty; range.clusterNames names clusters that are both.
-func clusterLists(spec networkingv1alpha1.MultiClusterServiceSpec) (providers, consumers []string) {
-	for _, c := range spec.ProviderClusters {
-		providers = append(providers, c.Name)
-	}
-	for _, c := range spec.ConsumerClusters {
-		consumers = append(consumers, c.Name)
-	}
-	if len(providers) == 0 {
-		providers = append(providers, spec.ServiceProvisionClusters...)
-	}
-	if len(consumers) == 0 {
-		consumers = append(consumers, spec.ServiceConsumptionClusters...)
-	}
-	if len(providers) == 0 {
-		providers = append(providers, rangeClusters(spec)...)
-	}
-	if len(consumers) == 0 {
-		consumers = append(consumers, rangeClusters(spec)...)
-	}
-	return providers, consumers
-}
-
 func hasType(types []networkingv1alpha1.ExposureType, want string) bool {
 	for _, t := range types {
 		if string(t) == want {
@@ -122,11 +98,4 @@ func hasType(types []networkingv1alpha1.ExposureType, want string) bool {
 		}
 	}
 	return false
-}
-
-func rangeClusters(spec networkingv1alpha1.MultiClusterServiceSpec) []string {
-	if spec.Range == nil {
-		return nil
-	}
-	return spec.Range.ClusterNames
 }

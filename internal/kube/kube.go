@@ -28,6 +28,7 @@ var (
 	Karmadas             = schema.GroupVersionResource{Group: "operator.karmada.io", Version: "v1alpha1", Resource: "karmadas"}
 	EndpointSlices       = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
 	Services             = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	Namespaces           = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
 // FromUnstructured converts u into the typed object out points to.

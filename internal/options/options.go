@@ -104,6 +104,9 @@ type Options struct {
 	ClusterUnhealthyGrace time.Duration
 	// ClusterProbeInterval is how often each member cluster's health is probed (starter).
 	ClusterProbeInterval time.Duration
+	// ClusterFailureThreshold is how long a cluster's probes must fail before it is marked not
+	// Ready, like Karmada's --cluster-failure-threshold (starter).
+	ClusterFailureThreshold time.Duration
 
 	// Global resource proxy (worker): served when EnableProxy, over TLS. Without a certificate
 	// file the proxy serves a self-signed certificate made at start.
@@ -169,6 +172,8 @@ func Default(component Component) *Options {
 		ProxyBindAddress:     "127.0.0.1:10443",
 		ProxyRequestTimeout:  30 * time.Second,
 		ClusterProbeInterval: 10 * time.Second,
+
+		ClusterFailureThreshold: 30 * time.Second,
 	}
 	if component == Starter {
 		o.MetricsBindAddress = "127.0.0.1:9091"
@@ -222,6 +227,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "informer resync period")
 		fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", o.ClusterProbeInterval, "how often each member cluster's health is probed")
 		fs.DurationVar(&o.WorkflowTaskTimeout, "workflow-task-timeout", o.WorkflowTaskTimeout, "bound of each workflow task of the runs this starts; a task held by a worker that crashed goes to another worker after it")
+		fs.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", o.ClusterFailureThreshold, "how long a cluster's probes must fail before it is marked not Ready (a success marks it Ready at once)")
 		fs.DurationVar(&o.EnsurePeriod, "ensure-period", o.EnsurePeriod, "how often every owned object is checked to have a running workflow (one visibility query per workflow type); missing ones are started")
 		le := &o.LeaderElection
 		fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled, "elect a leader on a Lease of the host cluster; only the leader signals and starts workflows (run two replicas with it)")
@@ -365,6 +371,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ClusterProbeInterval < time.Second {
 		errs = append(errs, fmt.Errorf("--cluster-probe-interval must be at least 1s, got %v", o.ClusterProbeInterval))
+	}
+	if o.ClusterFailureThreshold <= 0 {
+		errs = append(errs, fmt.Errorf("--cluster-failure-threshold must be positive, got %v", o.ClusterFailureThreshold))
 	}
 	if o.TriggerWorkers <= 0 {
 		errs = append(errs, fmt.Errorf("--trigger-workers must be positive, got %d", o.TriggerWorkers))

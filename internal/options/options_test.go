@@ -72,6 +72,7 @@ func TestValidation(t *testing.T) {
 func TestStarterValidation(t *testing.T) {
 	for name, args := range map[string][]string{
 		"zero ensure period":             {"--ensure-period=0s"},
+		"zero failure threshold":         {"--cluster-failure-threshold=0s"},
 		"renew deadline beyond lease":    {"--leader-elect", "--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=5s"},
 		"retry period beyond renewal":    {"--leader-elect", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2s"},
 		"leader election without a name": {"--leader-elect", "--leader-elect-resource-name="},

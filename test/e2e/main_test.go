@@ -23,8 +23,9 @@ var (
 // Settings the service runs with in the tests: short enough to test the unhealthy-cluster
 // grace and health probing in seconds.
 const (
-	testUnhealthyGrace = 20 * time.Second
-	testProbeInterval  = 2 * time.Second
+	testUnhealthyGrace   = 20 * time.Second
+	testProbeInterval    = 2 * time.Second
+	testFailureThreshold = 5 * time.Second
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +45,8 @@ func run(m *testing.M) int {
 	testEnv = e
 	log.Printf("e2e: environment up in %.1fs", time.Since(start).Seconds())
 
-	svc, err = service.Start(ctx, e, service.Options{UnhealthyGrace: testUnhealthyGrace, ProbeInterval: testProbeInterval})
+	svc, err = service.Start(ctx, e, service.Options{UnhealthyGrace: testUnhealthyGrace, ProbeInterval: testProbeInterval,
+		FailureThreshold: testFailureThreshold})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -52,7 +52,7 @@ func TestProbeOfClusterDeletedMeanwhileIsNoError(t *testing.T) {
 		time.Sleep(time.Second)
 		assert.NoError(t, clusters.Delete(ctx, name, metav1.DeleteOptions{}))
 	}()
-	value, err := activityEnv.ExecuteActivity(a.ProbeCluster, name)
+	value, err := activityEnv.ExecuteActivity(a.ProbeCluster, health.ProbeInput{Cluster: name})
 	require.NoError(t, err)
 	var res health.ProbeResult
 	require.NoError(t, value.Get(&res))

@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -120,30 +118,11 @@ func expectClusterReady(t *testing.T, cluster, status string) {
 func TestMCSClusterLeavesAndJoins(t *testing.T) {
 	ns := testNamespace(t)
 	m1, _, m3 := members(t)
-	deployApp(t, testEnv.Member(m1), ns, app, 1)
-	deployApp(t, testEnv.Member(m3), ns, app, 1)
-	createService(t, testEnv.ControlPlane, ns, app)
-	createMCS(t, ns, app, mcsSpec(nil, nil))
+	exposeEverywhereFrom(t, ns, m1, m3)
 	logStateOnFailure(t, mcs.WorkflowID(ns, app))
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m3: 1})
 
-	clusters := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters)
-	saved, err := clusters.Get(context.Background(), m3, metav1.GetOptions{})
-	require.NoError(t, err)
-	rejoin := func() {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": saved.GetAPIVersion(), "kind": saved.GetKind(),
-			"metadata": map[string]any{"name": m3, "labels": saved.GetLabels()},
-			"spec":     saved.Object["spec"],
-		}}
-		_, err := clusters.Create(context.Background(), obj, metav1.CreateOptions{})
-		if !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err)
-		}
-	}
-	t.Cleanup(rejoin)
-
-	require.NoError(t, clusters.Delete(context.Background(), m3, metav1.DeleteOptions{}))
+	rejoin := deleteCluster(t, m3)
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{})
 
 	rejoin()

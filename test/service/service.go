@@ -27,9 +27,10 @@ const (
 
 // Options tune the service for a test or benchmark.
 type Options struct {
-	// UnhealthyGrace and ProbeInterval: 0 keeps the binaries' defaults.
-	UnhealthyGrace time.Duration
-	ProbeInterval  time.Duration
+	// UnhealthyGrace, ProbeInterval and FailureThreshold: 0 keeps the binaries' defaults.
+	UnhealthyGrace   time.Duration
+	ProbeInterval    time.Duration
+	FailureThreshold time.Duration
 	// WorkerArgs and StarterArgs are appended to each binary's flags.
 	WorkerArgs  []string
 	StarterArgs []string
@@ -96,6 +97,9 @@ func (s *Service) args(instance string) []string {
 	case "starter":
 		if s.opts.ProbeInterval > 0 {
 			args = append(args, "--cluster-probe-interval", s.opts.ProbeInterval.String())
+		}
+		if s.opts.FailureThreshold > 0 {
+			args = append(args, "--cluster-failure-threshold", s.opts.FailureThreshold.String())
 		}
 		args = append(args, s.opts.StarterArgs...)
 	}

@@ -19,8 +19,19 @@ const (
 	QueryState   = "state"
 )
 
-// DefaultInterval is how often a cluster is probed unless the input says otherwise.
-const DefaultInterval = 10 * time.Second
+// Defaults of the input.
+const (
+	// DefaultInterval is how often a cluster is probed.
+	DefaultInterval = 10 * time.Second
+	// DefaultFailureThreshold is how long probes must fail before Ready turns False (Karmada's
+	// --cluster-failure-threshold).
+	DefaultFailureThreshold = 30 * time.Second
+)
+
+// changeFailureThreshold versions holding Ready through failed probes for the failure
+// threshold, and ending with a new run instead when a resync arrived for a Cluster found gone
+// (the Cluster may have been created again).
+const changeFailureThreshold = "failure-threshold"
 
 // WorkflowID is the readable ID of the health workflow of one cluster.
 func WorkflowID(cluster string) string { return "cluster/" + cluster }
@@ -29,14 +40,19 @@ func WorkflowID(cluster string) string { return "cluster/" + cluster }
 type Input struct {
 	Cluster  string
 	Interval time.Duration `json:",omitempty"`
+	// FailureThreshold is how long probes must fail before Ready turns False.
+	FailureThreshold time.Duration `json:",omitempty"`
+	// FailingSince is when the probes began to fail, in a continued run (zero: the last succeeded).
+	FailingSince time.Time `json:",omitzero"`
 }
 
 // State answers the state query.
 type State struct {
-	Ready     bool
-	Message   string
-	Probes    int
-	LastProbe time.Time
+	Ready        bool
+	Message      string
+	Probes       int
+	LastProbe    time.Time
+	FailingSince time.Time `json:",omitzero"`
 }
 
 var activities *health.Activities
@@ -47,7 +63,11 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	var state State
+	threshold := in.FailureThreshold
+	if threshold <= 0 {
+		threshold = DefaultFailureThreshold
+	}
+	state := State{FailingSince: in.FailingSince}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return state, nil }); err != nil {
 		return err
 	}
@@ -58,21 +78,38 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 		StartToCloseTimeout: 15 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 2},
 	})
+	thresholded := workflow.GetVersion(ctx, changeFailureThreshold, workflow.DefaultVersion, 1) == 1
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 	phase := ""
 	for {
 		if err := ctx.Err(); err != nil {
 			return err // cancelled: stop where we are
 		}
+		probe := health.ProbeInput{Cluster: in.Cluster}
+		if thresholded {
+			probe.HoldReady = HoldReady(state.FailingSince, workflow.Now(ctx), threshold)
+		}
 		var res health.ProbeResult
-		err := workflow.ExecuteLocalActivity(ctx, activities.ProbeCluster, in.Cluster).Get(ctx, &res)
+		err := workflow.ExecuteLocalActivity(ctx, activities.ProbeCluster, probe).Get(ctx, &res)
 		state.Probes++
 		state.LastProbe = workflow.Now(ctx)
 		if err == nil {
 			if !res.Exists {
+				if thresholded && resyncs.Len() > 0 {
+					// Someone asked after the probe: the Cluster may be back. A new run probes again.
+					return workflow.NewContinueAsNewError(ctx, ClusterHealth, Input{Cluster: in.Cluster, Interval: in.Interval, FailureThreshold: in.FailureThreshold})
+				}
 				return nil
 			}
 			state.Ready, state.Message = res.Ready, res.Message
+			if thresholded {
+				switch {
+				case res.Reachable:
+					state.FailingSince = time.Time{}
+				case state.FailingSince.IsZero():
+					state.FailingSince = state.LastProbe
+				}
+			}
 			if p := readyPhase(res.Ready); p != phase {
 				phase = p
 				_ = searchattr.SetPhase(ctx, p)
@@ -88,6 +125,7 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 		for resyncs.ReceiveAsync(nil) {
 		}
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			in.FailingSince = state.FailingSince
 			return workflow.NewContinueAsNewError(ctx, ClusterHealth, in)
 		}
 	}
@@ -98,4 +136,14 @@ func readyPhase(ready bool) string {
 		return "Ready"
 	}
 	return "NotReady"
+}
+
+// HoldReady tells whether a probe at now that fails leaves a Ready cluster Ready: the probes
+// have been failing since failingSince (zero: this would be the first failure) for less than
+// threshold.
+func HoldReady(failingSince, now time.Time, threshold time.Duration) bool {
+	if failingSince.IsZero() {
+		failingSince = now
+	}
+	return now.Sub(failingSince) < threshold
 }

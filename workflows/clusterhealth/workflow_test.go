@@ -20,14 +20,16 @@ type prober struct {
 	result health.ProbeResult
 	err    error
 	probes int
+	last   health.ProbeInput
 }
 
 func newEnv(p *prober) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
-	env.OnActivity(activities.ProbeCluster, mock.Anything, "member1").Return(func(context.Context, string) (health.ProbeResult, error) {
+	env.OnActivity(activities.ProbeCluster, mock.Anything, mock.Anything).Return(func(_ context.Context, in health.ProbeInput) (health.ProbeResult, error) {
 		p.probes++
+		p.last = in
 		return p.result, p.err
 	})
 	return env
@@ -85,7 +87,7 @@ func TestFailedProbeKeepsTheLastStateAndProbesAgain(t *testing.T) {
 // Continue-as-new keeps the cluster and interval; a resync that arrived meanwhile is answered
 // by the new run's first probe.
 func TestContinueAsNewCarriesTheInput(t *testing.T) {
-	p := &prober{result: health.ProbeResult{Exists: true, Ready: true}}
+	p := &prober{result: health.ProbeResult{Exists: true, Ready: true, Reachable: true}}
 	env := newEnv(p)
 	env.SetContinueAsNewSuggested(true)
 	env.ExecuteWorkflow(ClusterHealth, Input{Cluster: "member1", Interval: 3 * time.Second})
@@ -94,4 +96,105 @@ func TestContinueAsNewCarriesTheInput(t *testing.T) {
 	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
 	assert.Equal(t, Input{Cluster: "member1", Interval: 3 * time.Second}, next)
 	assert.Equal(t, 1, p.probes)
+}
+
+// memberProbe answers ProbeCluster as the activity does for a member that answers /readyz when
+// reachable: the Ready condition it keeps follows the probe, unless a failure is held.
+type memberProbe struct {
+	reachable, ready bool
+	gone             bool
+}
+
+func (m *memberProbe) probe(_ context.Context, in health.ProbeInput) (health.ProbeResult, error) {
+	if m.gone {
+		return health.ProbeResult{}, nil
+	}
+	if m.reachable || !in.HoldReady {
+		m.ready = m.reachable
+	}
+	return health.ProbeResult{Exists: true, Ready: m.ready, Reachable: m.reachable}, nil
+}
+
+func newMemberEnv(probe func(context.Context, health.ProbeInput) (health.ProbeResult, error)) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	RegisterWorkflow(env)
+	env.OnActivity(activities.ProbeCluster, mock.Anything, mock.Anything).Return(probe)
+	return env
+}
+
+// Probes at 0, 10, 20, ... s; the member stops answering at 5 s. The probes at 10, 20 and 30 s
+// fail within the 30 s threshold and keep Ready; the one at 40 s, 30 s after the first failure,
+// flips it. One answer brings it back at once.
+func TestFailedProbesFlipReadyOnlyAfterTheThreshold(t *testing.T) {
+	m := &memberProbe{reachable: true}
+	env := newMemberEnv(m.probe)
+	env.RegisterDelayedCallback(func() { m.reachable = false }, 5*time.Second)
+	env.RegisterDelayedCallback(func() {
+		s := state(t, env)
+		assert.True(t, s.Ready, "three failed probes within the threshold")
+		assert.Equal(t, 25*time.Second, env.Now().Sub(s.FailingSince), "failing since the probe at 10 s")
+	}, 35*time.Second)
+	env.RegisterDelayedCallback(func() {
+		assert.False(t, state(t, env).Ready, "failed for the threshold")
+		m.reachable = true
+	}, 45*time.Second)
+	wftest.CheckAt(t, env, 55*time.Second, func() {
+		s := state(t, env)
+		assert.True(t, s.Ready, "one success is enough")
+		assert.True(t, s.FailingSince.IsZero())
+	}, ClusterHealth, Input{Cluster: "member1", FailureThreshold: 30 * time.Second})
+}
+
+func TestOneLostProbeKeepsReady(t *testing.T) {
+	m := &memberProbe{reachable: true}
+	env := newMemberEnv(m.probe)
+	env.RegisterDelayedCallback(func() { m.reachable = false }, 5*time.Second)
+	env.RegisterDelayedCallback(func() { m.reachable = true }, 15*time.Second)
+	var readiness []bool
+	for at := 11 * time.Second; at < 60*time.Second; at += 10 * time.Second {
+		env.RegisterDelayedCallback(func() { readiness = append(readiness, state(t, env).Ready) }, at)
+	}
+	wftest.CheckAt(t, env, 65*time.Second, func() {
+		assert.Equal(t, []bool{true, true, true, true, true}, readiness)
+	}, ClusterHealth, Input{Cluster: "member1"})
+}
+
+func TestHoldReady(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	assert.True(t, HoldReady(time.Time{}, now, 30*time.Second), "a first failure is held")
+	assert.True(t, HoldReady(now.Add(-29*time.Second), now, 30*time.Second))
+	assert.False(t, HoldReady(now.Add(-30*time.Second), now, 30*time.Second))
+}
+
+// A resync that arrives while the probe finds the Cluster gone may come from the Cluster being
+// created again: the run continues as new instead of ending, and the new run probes again.
+func TestGoneClusterWithPendingResyncContinuesAsNew(t *testing.T) {
+	m := &memberProbe{reachable: true}
+	var env *testsuite.TestWorkflowEnvironment
+	env = newMemberEnv(func(ctx context.Context, in health.ProbeInput) (health.ProbeResult, error) {
+		if m.gone {
+			env.SignalWorkflow(SignalResync, nil) // arrives during the probe
+		}
+		return m.probe(ctx, in)
+	})
+	env.RegisterDelayedCallback(func() { m.gone = true }, 5*time.Second)
+	env.ExecuteWorkflow(ClusterHealth, Input{Cluster: "member1", Interval: 10 * time.Second, FailureThreshold: time.Minute})
+	require.True(t, env.IsWorkflowCompleted())
+	var next Input
+	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
+	assert.Equal(t, Input{Cluster: "member1", Interval: 10 * time.Second, FailureThreshold: time.Minute}, next)
+}
+
+// A continued run goes on counting failures from where the last run began to see them.
+func TestContinueAsNewCarriesTheFailureStart(t *testing.T) {
+	p := &prober{result: health.ProbeResult{Exists: true, Ready: true}} // held: not reachable
+	env := newEnv(p)
+	env.SetContinueAsNewSuggested(true)
+	start := env.Now()
+	env.ExecuteWorkflow(ClusterHealth, Input{Cluster: "member1"})
+	var next Input
+	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
+	assert.WithinDuration(t, start, next.FailingSince, time.Second)
+	assert.True(t, p.last.HoldReady, "a first failure is held")
 }

@@ -43,6 +43,10 @@ const changePassVersions = "pass-work-versions"
 // Works runs first (before, that batch's result replaced the failures).
 const changeKeepFailed = "keep-failed-works"
 
+// changeEndWhenClusterGone versions ending the workflow when its Cluster is deleted, after
+// releasing the Works left in its execution namespace and removing the namespace.
+const changeEndWhenClusterGone = "end-when-cluster-gone"
+
 // WorkflowID is the readable ID of the execution workflow of one cluster.
 func WorkflowID(cluster string) string { return "execution/" + cluster }
 
@@ -109,6 +113,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	applyAsActivity := workflow.GetVersion(ctx, changeApplyAsActivity, workflow.DefaultVersion, 1) == 1
 	passVersions := workflow.GetVersion(ctx, changePassVersions, workflow.DefaultVersion, 1) == 1
 	keepFailed := workflow.GetVersion(ctx, changeKeepFailed, workflow.DefaultVersion, 1) == 1
+	endWhenGone := workflow.GetVersion(ctx, changeEndWhenClusterGone, workflow.DefaultVersion, 1) == 1
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 
@@ -192,6 +197,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		state.Reconciles++
 		var failed []string
 		lastErr := ""
+		gone := false
 		for i, f := range futures {
 			var res act.ApplyResult
 			if err := f.Get(ctx, &res); err != nil {
@@ -203,12 +209,26 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 				}
 				continue
 			}
+			gone = gone || res.ClusterGone
 			state.Applied += res.Applied
 			state.Deleted += res.Deleted
 			failed = append(failed, res.Failed...)
 			if res.Error != "" {
 				lastErr = res.Error
 			}
+		}
+		if endWhenGone && gone {
+			removed, err := removeExecutionSpace(ctx, in.Cluster)
+			switch {
+			case err != nil:
+				lastErr = err.Error()
+			case removed && (changes.Len() > 0 || resyncs.Len() > 0):
+				// Asked for after the Cluster was found gone: it may be back. A new run looks again.
+				return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster})
+			case removed:
+				return nil
+			}
+			failed = append(failed, "*") // the Cluster is back, or the removal failed: a full pass again
 		}
 		if full && !slices.Contains(failed, "*") {
 			lastFull = workflow.Now(ctx)
@@ -233,6 +253,14 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: append(pending, retryNames(state.Failed)...)})
 		}
 	}
+}
+
+// removeExecutionSpace releases the Works of the gone cluster and removes its execution
+// namespace; removed is false when the Cluster exists again.
+func removeExecutionSpace(ctx workflow.Context, cluster string) (removed bool, err error) {
+	var res act.RemoveResult
+	err = workflow.ExecuteActivity(ctx, activities.RemoveExecutionSpace, cluster).Get(ctx, &res)
+	return res.Removed, err
 }
 
 // retryNames are the Works to apply again after a failure; "*" (a failed full pass) is left to

@@ -138,3 +138,65 @@ func TestContinueAsNewCarriesFailedWorksAndPendingChanges(t *testing.T) {
 	assert.Equal(t, Input{Cluster: "member1", Pending: []string{"d", "a"}}, next)
 	assert.Equal(t, []act.ApplyInput{{Cluster: "member1", All: true}}, a.calls, "only the full pass ran")
 }
+
+// remover answers RemoveExecutionSpace with the results in turn and counts the calls.
+type remover struct {
+	results []act.RemoveResult
+	calls   int
+}
+
+func (r *remover) remove(context.Context, string) (act.RemoveResult, error) {
+	res := r.results[min(r.calls, len(r.results)-1)]
+	r.calls++
+	return res, nil
+}
+
+func onRemove(env *testsuite.TestWorkflowEnvironment, r *remover) {
+	env.OnActivity(activities.RemoveExecutionSpace, mock.Anything, "member1").Return(r.remove)
+}
+
+// The resync the starter sends when the Cluster is deleted finds it gone: the Works left are
+// released, the namespace removed, and the workflow ends.
+func TestEndsWhenTheClusterIsGone(t *testing.T) {
+	a := &applier{fullResults: []act.ApplyResult{{Applied: 2}, {ClusterGone: true}}}
+	r := &remover{results: []act.RemoveResult{{Removed: true}}}
+	env := newEnv(t, a)
+	onRemove(env, r)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalResync, nil) }, time.Second)
+	env.ExecuteWorkflow(WorkExecution, Input{Cluster: "member1"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, 1, r.calls)
+	assert.Equal(t, 2, a.fullPasses)
+}
+
+// A Cluster created again before its namespace was removed keeps the workflow: the next full
+// pass applies everything.
+func TestClusterBackBeforeTheRemovalKeepsRunning(t *testing.T) {
+	a := &applier{fullResults: []act.ApplyResult{{ClusterGone: true}, {Applied: 1}}}
+	r := &remover{results: []act.RemoveResult{{Removed: false}}}
+	env := newEnv(t, a)
+	onRemove(env, r)
+	wftest.CheckAt(t, env, 30*time.Second, func() {
+		assert.Equal(t, 1, r.calls)
+		assert.Equal(t, 2, a.fullPasses, "a full pass again at the backoff")
+		assert.Empty(t, state(t, env).Failed)
+	}, WorkExecution, Input{Cluster: "member1"})
+}
+
+// A signal that arrives while the namespace is removed may come from the Cluster created
+// again: a new run looks at it instead of the workflow ending.
+func TestSignalDuringTheRemovalContinuesAsNew(t *testing.T) {
+	a := &applier{fullResults: []act.ApplyResult{{ClusterGone: true}}}
+	var env *testsuite.TestWorkflowEnvironment
+	env = newEnv(t, a)
+	env.OnActivity(activities.RemoveExecutionSpace, mock.Anything, "member1").Return(func(context.Context, string) (act.RemoveResult, error) {
+		env.SignalWorkflow(SignalResync, nil)
+		return act.RemoveResult{Removed: true}, nil
+	})
+	env.ExecuteWorkflow(WorkExecution, Input{Cluster: "member1"})
+	require.True(t, env.IsWorkflowCompleted())
+	var next Input
+	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
+	assert.Equal(t, Input{Cluster: "member1"}, next)
+}
