@@ -68,7 +68,8 @@ type Cluster struct {
 
 	mu         sync.Mutex
 	apiserver  *process
-	components []*process // kube-controller-manager, kube-scheduler, kwok
+	components []*process // kube-controller-manager, kube-scheduler
+	kwok       *process   // kept running by Env.keepKWOKRunning
 
 	clientOnce sync.Once
 	client     kubernetes.Interface

@@ -87,6 +87,7 @@ type Env struct {
 	temporal *process // the dev server
 
 	stopOnce sync.Once
+	stopping bool // set by Stop, under mu: no process is started again
 	stopErr  error
 }
 
@@ -446,13 +447,53 @@ func (e *Env) startCluster(ctx context.Context, c *Cluster) error {
 			return err
 		}
 		c.mu.Lock()
-		c.components = append(c.components, p)
+		if bin == binKWOK {
+			c.kwok = p
+			go e.keepKWOKRunning(c)
+		} else {
+			c.components = append(c.components, p)
+		}
 		c.mu.Unlock()
 	}
 	if c.NodeName == "" {
 		return nil
 	}
 	return c.registerNode(ctx)
+}
+
+// kwokRestarts bounds how often keepKWOKRunning restarts one KWOK.
+const kwokRestarts = 5
+
+// keepKWOKRunning starts the cluster's KWOK again whenever it exits while the environment
+// runs. KWOK v0.8.0 can die of a data race while it first compiles its stages ("fatal error:
+// concurrent map writes" in the CEL type cache of github.com/wzshiming/easycel); KWOK keeps
+// no state of its own, so a new one carries on where it stopped.
+func (e *Env) keepKWOKRunning(c *Cluster) {
+	c.mu.Lock()
+	p := c.kwok
+	c.mu.Unlock()
+	for range kwokRestarts {
+		<-p.done
+		e.mu.Lock()
+		if e.stopping {
+			e.mu.Unlock()
+			return
+		}
+		next, err := p.restart()
+		if err == nil {
+			e.procs = append(e.procs, next)
+		}
+		e.mu.Unlock()
+		if err != nil {
+			e.logf("env: %s exited (%v) and did not start again: %v", p.name, p.err, err)
+			return
+		}
+		e.logf("env: %s exited (%v), started again", p.name, p.err)
+		c.mu.Lock()
+		c.kwok = next
+		c.mu.Unlock()
+		p = next
+	}
 }
 
 // EtcdURL is the client URL of the etcd every cluster shares, for tests that start an API
@@ -549,6 +590,7 @@ func (e *Env) Stop() error {
 	e.stopOnce.Do(func() {
 		begin := time.Now()
 		e.mu.Lock()
+		e.stopping = true
 		procs := append([]*process(nil), e.procs...)
 		e.mu.Unlock()
 		var errs []error
