@@ -26,7 +26,7 @@ func newKarmadaTrigger(deps dependencies) (*trigger.Trigger, error) {
 		}
 		obj, exists, _ := informer.GetStore().GetByKey(key)
 		if !exists {
-			return trigger.SignalIfRunning(ctx, deps.Temporal, provisioning.WorkflowID(namespace, name), provisioning.SignalChange, provisioning.Change{})
+			return trigger.SignalIfRunning(ctx, deps.Temporal, deps.workflowID(provisioning.WorkflowID(namespace, name)), provisioning.SignalChange, provisioning.Change{})
 		}
 		return trigger.SignalWithStart(ctx, deps.Temporal, karmadaStart(deps, namespace, name, obj))
 	})
@@ -52,7 +52,7 @@ func karmadaKind(deps dependencies) ensure.Kind {
 // naming the generation seen.
 func karmadaStart(deps dependencies, namespace, name string, obj any) trigger.Start {
 	return trigger.Start{
-		WorkflowID:          provisioning.WorkflowID(namespace, name),
+		WorkflowID:          deps.workflowID(provisioning.WorkflowID(namespace, name)),
 		Workflow:            provisioning.WorkflowName,
 		Args:                []any{provisioning.Input{Namespace: namespace, Name: name}},
 		TaskQueue:           deps.Options.TaskQueue,

@@ -95,7 +95,7 @@ func (m *mcsTriggers) onMCS(ctx context.Context, key string) error {
 	}
 	change := mcs.Change{Kind: mcs.ChangeSpec, DetectedAt: time.Now()}
 	if _, exists, _ := m.mcs.GetStore().GetByKey(key); !exists {
-		return m.signal(ctx, mcs.WorkflowID(namespace, name), change)
+		return m.signal(ctx, m.deps.workflowID(mcs.WorkflowID(namespace, name)), change)
 	}
 	return m.signalMCS(ctx, namespace, name, change)
 }
@@ -185,7 +185,7 @@ func (m *mcsTriggers) clusterStarts(cluster string) []trigger.Start {
 
 func (m *mcsTriggers) clusterHealthStart(cluster string) trigger.Start {
 	return trigger.Start{
-		WorkflowID: clusterhealth.WorkflowID(cluster), Workflow: clusterhealth.WorkflowName,
+		WorkflowID: m.deps.workflowID(clusterhealth.WorkflowID(cluster)), Workflow: clusterhealth.WorkflowName,
 		Args: []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval,
 			FailureThreshold: m.deps.Options.ClusterFailureThreshold}},
 		TaskQueue:           m.deps.Options.TaskQueue,
@@ -197,7 +197,7 @@ func (m *mcsTriggers) clusterHealthStart(cluster string) trigger.Start {
 
 func (m *mcsTriggers) executionStart(cluster, signal string, arg any) trigger.Start {
 	return trigger.Start{
-		WorkflowID: execution.WorkflowID(cluster), Workflow: execution.WorkflowName,
+		WorkflowID: m.deps.workflowID(execution.WorkflowID(cluster)), Workflow: execution.WorkflowName,
 		Args:                []any{execution.Input{Cluster: cluster}},
 		TaskQueue:           m.deps.Options.TaskQueue,
 		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,
@@ -257,7 +257,7 @@ func (m *mcsTriggers) signalMCS(ctx context.Context, namespace, name string, cha
 
 func (m *mcsTriggers) mcsStart(namespace, name string, change mcs.Change) trigger.Start {
 	return trigger.Start{
-		WorkflowID: mcs.WorkflowID(namespace, name), Workflow: mcs.WorkflowName,
+		WorkflowID: m.deps.workflowID(mcs.WorkflowID(namespace, name)), Workflow: mcs.WorkflowName,
 		Args:                []any{mcs.Input{Namespace: namespace, Name: name}},
 		TaskQueue:           m.deps.Options.TaskQueue,
 		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,

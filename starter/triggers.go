@@ -42,6 +42,10 @@ type dependencies struct {
 	started      *prometheus.CounterVec // workflows started because none was running
 }
 
+// workflowID is the ID of the workflow with the readable ID id in this installation: id
+// after the --workflow-id-prefix.
+func (d dependencies) workflowID(id string) string { return d.Options.WorkflowIDPrefix + id }
+
 // signalOrStart signals the workflow of an object that exists and starts it if none is
 // running, counting such a start.
 func (d dependencies) signalOrStart(ctx context.Context, kind string, s trigger.Start) error {

@@ -53,6 +53,9 @@ type Options struct {
 	TemporalTLSCertFile   string // client certificate for mutual TLS, with TemporalTLSKeyFile
 	TemporalTLSKeyFile    string
 	TemporalTLSServerName string
+	// WorkflowIDPrefix starts the ID of every workflow the starter starts or signals, so that
+	// installations with their own task queues can share one namespace.
+	WorkflowIDPrefix string
 	// TemporalAPIKeyFile holds an API key (Temporal Cloud), read again when the file changes.
 	TemporalAPIKeyFile string
 
@@ -191,6 +194,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.TemporalTLSCertFile, "temporal-tls-cert-file", o.TemporalTLSCertFile, "client certificate for mutual TLS with Temporal")
 	fs.StringVar(&o.TemporalTLSKeyFile, "temporal-tls-key-file", o.TemporalTLSKeyFile, "private key of --temporal-tls-cert-file")
 	fs.StringVar(&o.TemporalTLSServerName, "temporal-tls-server-name", o.TemporalTLSServerName, "name the Temporal frontend's certificate is verified for (empty: the host of --temporal-address)")
+	fs.StringVar(&o.WorkflowIDPrefix, "workflow-id-prefix", o.WorkflowIDPrefix, "prefix of every workflow ID (e.g. \"eu/\"), so that installations with their own --task-queue can share one namespace")
 	fs.StringVar(&o.TemporalAPIKeyFile, "temporal-api-key-file", o.TemporalAPIKeyFile, "file holding a Temporal Cloud API key (read again when it changes)")
 
 	fs.StringVar(&o.KarmadaKubeconfig, "karmada-kubeconfig", o.KarmadaKubeconfig, "kubeconfig of the Karmada control plane (empty: in-cluster config)")

@@ -44,6 +44,17 @@ const SafetyResync = 10 * time.Minute
 // WorkflowID is the readable ID of the workflow of one MultiClusterService.
 func WorkflowID(namespace, name string) string { return "mcs/" + namespace + "/" + name }
 
+// idPrefix is what precedes this run's own readable ID: the workflow-ID prefix of its
+// installation (the starter's --workflow-id-prefix, empty by default), which the IDs of the
+// workflows it signals carry too. A run under another ID (started by hand) has none.
+func idPrefix(ctx workflow.Context, ref act.Ref) string {
+	prefix, ok := strings.CutSuffix(workflow.GetInfo(ctx).WorkflowExecution.ID, WorkflowID(ref.Namespace, ref.Name))
+	if !ok {
+		return ""
+	}
+	return prefix
+}
+
 // ChangeKind says what changed, so the workflow redoes only what it affects.
 type ChangeKind string
 
@@ -351,7 +362,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	}
 	failed = failed || len(r.collectErrs) > 0 || len(r.dispatchErr) > 0
 	if pending.Members {
-		resyncExecution(ctx, plan.ServiceClusters())
+		resyncExecution(ctx, idPrefix(ctx, r.ref), plan.ServiceClusters())
 	}
 
 	out.CollectErrs, out.DispatchErr, out.Applied = r.collectErrs, r.dispatchErr, r.applied
@@ -563,10 +574,10 @@ func errorMessage(err error) string {
 
 // resyncExecution asks the Work execution workflow of each cluster to re-apply its Works. A
 // cluster without one (Work execution left to Karmada) is skipped.
-func resyncExecution(ctx workflow.Context, clusters []string) {
+func resyncExecution(ctx workflow.Context, prefix string, clusters []string) {
 	futures := make([]workflow.Future, 0, len(clusters))
 	for _, c := range clusters {
-		futures = append(futures, workflow.SignalExternalWorkflow(ctx, execution.WorkflowID(c), "", execution.SignalResync, nil))
+		futures = append(futures, workflow.SignalExternalWorkflow(ctx, prefix+execution.WorkflowID(c), "", execution.SignalResync, nil))
 	}
 	for _, f := range futures {
 		_ = f.Get(ctx, nil)

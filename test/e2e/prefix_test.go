@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
+)
+
+// TestSecondInstallationSharesTheNamespace: a second installation (its own worker and starter,
+// task queue "second" and workflow-ID prefix "second/") in the same Temporal namespace runs a
+// workflow of its own for each object, on its own task queue, beside the first one's.
+func TestSecondInstallationSharesTheNamespace(t *testing.T) {
+	ctx := context.Background()
+	second := []string{"--task-queue", "second", "--workflow-id-prefix", "second/"}
+	require.NoError(t, svc.StartInstance(ctx, "worker-second", second))
+	t.Cleanup(func() { svc.StopInstance("worker-second") })
+	require.NoError(t, svc.StartInstance(ctx, "starter-second", append(second, "--ensure-period", "2s")))
+	t.Cleanup(func() { svc.StopInstance("starter-second") })
+	c := dialTemporal(t)
+	t.Cleanup(func() { terminateTaskQueue(t, "second") })
+
+	ns, _, m2 := exposeToMember2(t)
+	for _, id := range []string{mcs.WorkflowID(ns, app), execution.WorkflowID(m2)} {
+		eventually(t, 30*time.Second, func() error {
+			for _, want := range []struct{ id, taskQueue string }{{id, "karmadaflow"}, {"second/" + id, "second"}} {
+				d, err := c.DescribeWorkflowExecution(ctx, want.id, "")
+				if err != nil {
+					return err
+				}
+				if got := d.GetExecutionConfig().GetTaskQueue().GetName(); got != want.taskQueue {
+					return fmt.Errorf("%s runs on task queue %q, want %q", want.id, got, want.taskQueue)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// terminateTaskQueue ends every running workflow of a task queue.
+func terminateTaskQueue(t *testing.T, taskQueue string) {
+	c := dialTemporal(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("TaskQueue = %q AND ExecutionStatus = 'Running'", taskQueue),
+	})
+	require.NoError(t, err)
+	for _, w := range resp.GetExecutions() {
+		require.NoError(t, c.TerminateWorkflow(ctx, w.GetExecution().GetWorkflowId(), "", "test ends"))
+	}
+}
