@@ -231,6 +231,11 @@ func (b *Bench) Cold(ctx context.Context, r *Report, opts ColdOptions) error {
 	}
 	minSlices := slices.Min(final[1 : 1+len(consumers)])
 	outcome("all dispatched slices in both consumers", "slices:all", minSlices)
+	if at, ok := track.doneAt("slices:all"); ok {
+		r.Headline(fmt.Sprintf("(b) %d MultiClusterServices: all slices dispatched after", opts.Count), FormatDuration(at.Sub(start)))
+	} else {
+		r.Headline(fmt.Sprintf("(b) %d MultiClusterServices: all slices dispatched after", opts.Count), "not within "+FormatDuration(measured))
+	}
 	for i, typ := range trackedConditions {
 		outcome("all MCS "+typ+"=True", "cond:"+typ, final[1+len(consumers)+i])
 	}

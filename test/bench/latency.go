@@ -31,8 +31,9 @@ type stream struct{ namespace, service, slice string }
 
 // The streams of the latency and the worker-crash measurements.
 var (
-	latencyStream = stream{namespace: "bench", service: "lat", slice: "lat-bench"}
-	crashStream   = stream{namespace: "bench", service: "crash", slice: "crash-bench"}
+	latencyStream  = stream{namespace: "bench", service: "lat", slice: "lat-bench"}
+	crashStream    = stream{namespace: "bench", service: "crash", slice: "crash-bench"}
+	temporalStream = stream{namespace: "bench", service: "tkill", slice: "tkill-bench"}
 )
 
 // sightings records when each watch (a cluster's slices, or a stage's Works in the control
@@ -294,7 +295,9 @@ func (b *Bench) Latency(ctx context.Context, r *Report, opts LatencyOptions) err
 		r.Printf("**Not everything settled**: %v\n\n", settleErr)
 	}
 
-	latencyTables(r, seen, u, provider, consumers)
+	all := Summarize(delivered(latencyTables(r, seen, u, provider, consumers)))
+	r.Headline("(a) latency to all consumers, p50", FormatDuration(all.P50))
+	r.Headline("(a) latency to all consumers, p99", FormatDuration(all.P99))
 
 	r.Heading(3, "Where the time goes")
 	cpuSection(r, cpuBefore, cpuAfter, machineBefore, machineAfter, settled.Sub(start))

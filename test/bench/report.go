@@ -9,10 +9,28 @@ import (
 	"time"
 )
 
-// Report collects the benchmark's Markdown report section by section.
+// Report collects the benchmark's Markdown report section by section, and its key figures.
 type Report struct {
-	mu sync.Mutex
-	b  strings.Builder
+	mu        sync.Mutex
+	b         strings.Builder
+	headlines []Figure
+}
+
+// Figure is one key figure of a run.
+type Figure struct{ Name, Value string }
+
+// Headline records a key figure, for a summary that compares runs.
+func (r *Report) Headline(name, value string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.headlines = append(r.headlines, Figure{name, value})
+}
+
+// Headlines are the key figures recorded so far, in order.
+func (r *Report) Headlines() []Figure {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.headlines)
 }
 
 // Heading starts a section (level 2) or subsection (level 3).

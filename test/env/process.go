@@ -89,16 +89,19 @@ func (p *process) exited() bool {
 }
 
 // stop sends SIGTERM to the process group, then SIGKILL after grace, and waits for the exit.
+// A grace of 0 sends SIGKILL only.
 func (p *process) stop(grace time.Duration) error {
 	if p.exited() {
 		return nil
 	}
 	pgid := p.pid() // Setpgid makes the pid the group id
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(grace):
+	if grace > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+			return nil
+		case <-time.After(grace):
+		}
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	select {

@@ -184,7 +184,20 @@ func (e *Env) StopTemporal() error {
 	return nil
 }
 
-// StartTemporal starts the server StopTemporal stopped, on the same ports with the same
+// KillTemporal kills the Temporal dev server or server with SIGKILL, as a crash would;
+// StartTemporal starts it again.
+func (e *Env) KillTemporal() error {
+	e.mu.Lock()
+	p := e.temporal
+	e.mu.Unlock()
+	if err := p.stop(0); err != nil {
+		return err
+	}
+	e.logf("env: killed Temporal")
+	return nil
+}
+
+// StartTemporal starts the server StopTemporal or KillTemporal stopped, on the same ports with the same
 // flags, and waits until its frontend and UI serve. It does nothing if the server is running.
 func (e *Env) StartTemporal(ctx context.Context) error {
 	e.mu.Lock()

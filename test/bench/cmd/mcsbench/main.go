@@ -1,9 +1,11 @@
 // Command mcsbench benchmarks the MultiClusterService capability against the local
 // environment with the real worker and starter: EndpointSlice propagation latency, cold-start
 // convergence of many MultiClusterServices, the footprint afterwards, and the propagation
-// while one of two workers crashes again and again. It prints a Markdown report and writes it
-// to .bench/report.md; it sets no figure goals, but exits 1 when a step did not complete (in
-// the crash step: an update lost, or a Work or slice duplicated). Everything it starts is
+// while one of two workers crashes again and again and while Temporal is killed. It runs all
+// of it on each Temporal backend (-temporal: the dev server, the Temporal server on
+// PostgreSQL) and compares their key figures side by side. It prints a Markdown report and
+// writes it to .bench/report.md; it sets no figure goals, but exits 1 when a step did not
+// complete (in the crash steps: an update lost, or a Work or slice duplicated). Everything it starts is
 // stopped at the end, on Ctrl-C and when -time-limit runs out.
 //
 //	go run ./test/bench/cmd/mcsbench
@@ -33,8 +35,11 @@ type config struct {
 	latency   bench.LatencyOptions
 	cold      bench.ColdOptions
 	crash     bench.CrashOptions
+	temporal  bench.TemporalOptions
 	skipCold  bool
 	skipCrash bool
+	// backends are the Temporal backends to run everything on, one after the other.
+	backends []string
 	// Flags added to the worker's and the starter's, e.g. to compare settings.
 	workerArgs, starterArgs string
 	timeLimit               time.Duration
@@ -56,11 +61,17 @@ func main() {
 	flag.IntVar(&cfg.crash.Kills, "crash-kills", 20, "(d) SIGKILLs of one of the two workers, each followed by a restart")
 	flag.DurationVar(&cfg.crash.Settle, "crash-settle", 2*time.Minute, "(d) how long to wait for the last change to arrive")
 	flag.BoolVar(&cfg.skipCrash, "skip-crash", false, "skip (d)")
+	flag.IntVar(&cfg.temporal.Updates, "temporal-updates", 100, "(e) EndpointSlice address changes while Temporal is killed")
+	flag.DurationVar(&cfg.temporal.Interval, "temporal-interval", 100*time.Millisecond, "(e) time between two changes")
+	flag.DurationVar(&cfg.temporal.KillAt, "temporal-kill-at", 3*time.Second, "(e) when Temporal is killed, after the first change")
+	flag.DurationVar(&cfg.temporal.Settle, "temporal-settle", 3*time.Minute, "(e) how long to wait for the last change to arrive")
+	backends := flag.String("temporal", env.TemporalDev+","+env.TemporalPostgres, "Temporal backends to run on, one after the other: dev (the CLI's dev server), postgres (the Temporal server on PostgreSQL with mTLS)")
 	flag.StringVar(&cfg.workerArgs, "worker-args", "", "flags added to the worker's, separated by spaces")
 	flag.StringVar(&cfg.starterArgs, "starter-args", "", "flags added to the starter's, separated by spaces")
-	flag.DurationVar(&cfg.timeLimit, "time-limit", 18*time.Minute, "the whole run is stopped after this")
+	flag.DurationVar(&cfg.timeLimit, "time-limit", 40*time.Minute, "the whole run is stopped after this")
 	flag.StringVar(&cfg.out, "out", "", "report file (default <repo>/.bench/report.md)")
 	flag.Parse()
+	cfg.backends = strings.Split(*backends, ",")
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -101,7 +112,38 @@ func run(ctx context.Context, cfg config) error {
 		runStart.Format(time.RFC3339), runtime.NumCPU(), bench.LoadAverage(), 100*bench.Utilization(idleBefore, idleAfter),
 		busiest, bench.ForeignProcesses())
 
-	e, err := env.Start(ctx, env.Options{Members: 4, Logf: log.Printf})
+	var failures []error
+	results := map[string][]bench.Figure{}
+	for _, backend := range cfg.backends {
+		rb := &bench.Report{}
+		err := runOn(ctx, cfg, backend, outDir, rb)
+		if err != nil {
+			failures = append(failures, fmt.Errorf("%s: %w", backend, err))
+		}
+		results[backend] = rb.Headlines()
+		r.Printf("%s", rb.String())
+	}
+	summary(r, cfg.backends, results)
+
+	if ctx.Err() != nil {
+		r.Printf("\n**Run interrupted** (%v) after %s.\n", context.Cause(ctx), bench.FormatDuration(time.Since(runStart)))
+	}
+	r.Printf("\nRun took %s; load average %s at the end; processes of other environments or tests at the end: %s.\n",
+		bench.FormatDuration(time.Since(runStart)), bench.LoadAverage(), bench.ForeignProcesses())
+
+	if err := os.WriteFile(cfg.out, []byte(r.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(r.String())
+	log.Printf("bench: report written to %s", cfg.out)
+	return errors.Join(failures...)
+}
+
+// runOn runs every step against an environment whose Temporal is backend, reporting into r.
+func runOn(ctx context.Context, cfg config, backend, outDir string, r *bench.Report) error {
+	r.Printf("\n# On Temporal backend `%s`\n", backend)
+	runStart := time.Now()
+	e, err := env.Start(ctx, env.Options{Members: 4, Logf: log.Printf, TemporalBackend: backend})
 	if err != nil {
 		return err
 	}
@@ -119,8 +161,8 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer svc.Stop()
-	r.Printf("Environment (4 members) up in %s, worker and starter (built from this checkout, worker `%s`, starter `%s`) ready %s later.\n",
-		bench.FormatDuration(envUp), strings.Join(workerArgs, " "), strings.Join(starterArgs, " "), bench.FormatDuration(time.Since(svcStart)))
+	r.Printf("\nEnvironment (4 members, Temporal `%s`) up in %s, worker and starter (built from this checkout, worker `%s`, starter `%s`) ready %s later.\n",
+		backend, bench.FormatDuration(envUp), strings.Join(workerArgs, " "), strings.Join(starterArgs, " "), bench.FormatDuration(time.Since(svcStart)))
 
 	b, err := bench.New(e, svc, log.Printf)
 	if err != nil {
@@ -136,15 +178,15 @@ func run(ctx context.Context, cfg config) error {
 		if ctx.Err() != nil {
 			return
 		}
-		log.Printf("bench: %s", name)
+		log.Printf("bench (%s): %s", backend, name)
 		b.Mark(name)
 		begin := time.Now()
 		if err := do(); err != nil {
-			log.Printf("bench: %s: %v", name, err)
+			log.Printf("bench (%s): %s: %v", backend, name, err)
 			r.Printf("\n**%s did not complete**: %v\n", name, err)
 			failures = append(failures, fmt.Errorf("%s: %w", name, err))
 		}
-		log.Printf("bench: %s took %s", name, time.Since(begin).Round(time.Millisecond))
+		log.Printf("bench (%s): %s took %s", backend, name, time.Since(begin).Round(time.Millisecond))
 	}
 	step("(a) latency", func() error { return b.Latency(ctx, r, cfg.latency) })
 	if !cfg.skipCold {
@@ -154,27 +196,48 @@ func run(ctx context.Context, cfg config) error {
 	if !cfg.skipCrash {
 		step("(d) worker crash", func() error { return b.WorkerCrash(ctx, r, cfg.crash) })
 	}
+	step("(e) Temporal killed", func() error { return b.TemporalKilled(ctx, r, cfg.temporal) })
 	b.ClusterSection(r)
 	b.LogSection(r)
 
-	if ctx.Err() != nil {
-		r.Printf("\n**Run interrupted** (%v) after %s.\n", context.Cause(ctx), bench.FormatDuration(time.Since(runStart)))
-	}
-	logsDir := filepath.Join(outDir, "logs")
+	logsDir := filepath.Join(outDir, "logs", backend)
 	for _, c := range []string{"worker", "starter"} {
 		if err := copyTail(b.LogPath(c), filepath.Join(logsDir, "service-"+c+".log"), 8<<20); err != nil {
 			log.Printf("bench: keeping the %s log: %v", c, err)
 		}
 	}
-	r.Printf("\nRun took %s; load average %s at the end; processes of other environments or tests at the end: %s. The worker and starter logs are kept in %s (the environment's directory is removed).\n",
-		bench.FormatDuration(time.Since(runStart)), bench.LoadAverage(), bench.ForeignProcesses(), logsDir)
-
-	if err := os.WriteFile(cfg.out, []byte(r.String()), 0o644); err != nil {
-		return err
-	}
-	fmt.Print(r.String())
-	log.Printf("bench: report written to %s", cfg.out)
+	r.Printf("\nOn `%s` the run took %s. The worker and starter logs are kept in %s (the environment's directory is removed).\n",
+		backend, bench.FormatDuration(time.Since(runStart)), logsDir)
 	return errors.Join(failures...)
+}
+
+// summary compares the key figures of the backends side by side.
+func summary(r *bench.Report, backends []string, results map[string][]bench.Figure) {
+	r.Printf("\n# Side by side\n\n")
+	var names []string
+	values := map[string]map[string]string{} // figure -> backend -> value
+	for _, backend := range backends {
+		for _, f := range results[backend] {
+			if values[f.Name] == nil {
+				values[f.Name] = map[string]string{}
+				names = append(names, f.Name)
+			}
+			values[f.Name][backend] = f.Value
+		}
+	}
+	var rows [][]string
+	for _, name := range names {
+		row := []string{name}
+		for _, backend := range backends {
+			v := values[name][backend]
+			if v == "" {
+				v = "-"
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
+	}
+	r.Table(append([]string{"figure"}, backends...), rows)
 }
 
 // copyTail copies at most the last limit bytes of src to dst.
