@@ -166,7 +166,7 @@ func (e *Ensurer) pass(ctx context.Context, kind Kind, reason string) Report {
 	g.SetLimit(DefaultStarts)
 	for _, s := range missing {
 		g.Go(func() error {
-			ok, err := trigger.SignalOrStart(gctx, e.cfg.Temporal, s)
+			ok, err := trigger.StartIfNotRunning(gctx, e.cfg.Temporal, s)
 			if err != nil {
 				return err
 			}

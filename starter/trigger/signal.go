@@ -64,6 +64,33 @@ func SignalOrStart(ctx context.Context, c client.Client, s Start) (started bool,
 	return false, nil
 }
 
+// StartIfNotRunning starts the workflow of s.WorkflowID and then sends it the signal, only when
+// none is running; a running one is left alone, unsignalled. started tells which. The ensure
+// loop uses it: a workflow missing from its visibility list may only be missing from a list
+// that lags behind, and a signal would make it do its work again.
+func StartIfNotRunning(ctx context.Context, c client.Client, s Start) (started bool, err error) {
+	options := client.StartWorkflowOptions{
+		ID:                                       s.WorkflowID,
+		TaskQueue:                                s.TaskQueue,
+		WorkflowTaskTimeout:                      s.WorkflowTaskTimeout,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes:                    s.SearchAttributes,
+	}
+	_, err = c.ExecuteWorkflow(ctx, options, s.Workflow, s.Args...)
+	var running *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &running) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("start of workflow %s: %w", s.WorkflowID, err)
+	}
+	if err := c.SignalWorkflow(ctx, s.WorkflowID, "", s.Signal, s.SignalArg); err != nil {
+		return true, fmt.Errorf("signal %s to the new workflow %s: %w", s.Signal, s.WorkflowID, err)
+	}
+	return true, nil
+}
+
 // SignalIfRunning signals the running workflow of workflowID; a workflow that is not running
 // needs nothing.
 func SignalIfRunning(ctx context.Context, c client.Client, workflowID, signal string, arg any) error {
