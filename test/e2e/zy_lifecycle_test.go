@@ -1,5 +1,7 @@
-// Tests that delete a member's Cluster object. The name sorts among the last on purpose (see
-// zz_fault_test.go): each test registers the Cluster again when it ends.
+// Tests that delete a member's Cluster object. The name sorts among the last on purpose, but
+// before zz_fault_test.go, whose tests stop member API servers (their other components then
+// reconnect with backoff for up to a minute): each test registers the Cluster again when it
+// ends.
 
 package e2e
 
