@@ -32,16 +32,21 @@ type Start struct {
 	SignalArg any
 }
 
-// SignalWithStart signals the running workflow of s.WorkflowID or starts it with the signal.
-// The workflow ID conflict policy is USE_EXISTING: a running workflow is never restarted.
-func SignalWithStart(ctx context.Context, c client.Client, s Start) error {
-	options := client.StartWorkflowOptions{
+// options are the start options of s under the given workflow ID conflict policy.
+func (s Start) options(conflict enumspb.WorkflowIdConflictPolicy) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
 		ID:                       s.WorkflowID,
 		TaskQueue:                s.TaskQueue,
 		WorkflowTaskTimeout:      s.WorkflowTaskTimeout,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDConflictPolicy: conflict,
 		TypedSearchAttributes:    s.SearchAttributes,
 	}
+}
+
+// SignalWithStart signals the running workflow of s.WorkflowID or starts it with the signal.
+// The workflow ID conflict policy is USE_EXISTING: a running workflow is never restarted.
+func SignalWithStart(ctx context.Context, c client.Client, s Start) error {
+	options := s.options(enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING)
 	if _, err := c.SignalWithStartWorkflow(ctx, s.WorkflowID, s.Signal, s.SignalArg, options, s.Workflow, s.Args...); err != nil {
 		return fmt.Errorf("signal %s with start of workflow %s: %w", s.Signal, s.WorkflowID, err)
 	}
@@ -69,14 +74,8 @@ func SignalOrStart(ctx context.Context, c client.Client, s Start) (started bool,
 // loop uses it: a workflow missing from its visibility list may only be missing from a list
 // that lags behind, and a signal would make it do its work again.
 func StartIfNotRunning(ctx context.Context, c client.Client, s Start) (started bool, err error) {
-	options := client.StartWorkflowOptions{
-		ID:                                       s.WorkflowID,
-		TaskQueue:                                s.TaskQueue,
-		WorkflowTaskTimeout:                      s.WorkflowTaskTimeout,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes:                    s.SearchAttributes,
-	}
+	options := s.options(enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL)
+	options.WorkflowExecutionErrorWhenAlreadyStarted = true
 	_, err = c.ExecuteWorkflow(ctx, options, s.Workflow, s.Args...)
 	var running *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &running) {
