@@ -1,6 +1,7 @@
 // Package members connects to member clusters. It turns a Cluster object of the control plane
-// and the Secret it names (keys `token` and `caBundle`) into clients, and keeps one set of
-// clients per cluster, refreshed when the Cluster or its Secret changes.
+// and the Secret it names (keys `token` and `caBundle`) into clients, through the forward proxy
+// the Cluster names (spec.proxyURL, spec.proxyHeader) if any, and keeps one set of clients per
+// cluster, refreshed when the Cluster or its Secret changes.
 package members
 
 import (
@@ -156,6 +157,11 @@ func (r *Registry) configFrom(ctx context.Context, cluster, secretField string) 
 	if err != nil {
 		return nil, "", fmt.Errorf("cluster %s: %w", cluster, err)
 	}
+	proxy, err := proxyOf(obj)
+	if err != nil {
+		return nil, "", fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	proxy.configure(cfg)
 	cfg.QPS, cfg.Burst = r.qps, r.burst
 	return cfg, obj.GetResourceVersion() + "/" + secret.ResourceVersion, nil
 }

@@ -97,20 +97,23 @@ func TestMCSUnhealthyProviderGrace(t *testing.T) {
 // expectClusterReady waits for the Cluster's Ready condition to have status.
 func expectClusterReady(t *testing.T, cluster, status string) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() error {
-		obj, err := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters).Get(context.Background(), cluster, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		conds, err := kube.Conditions(obj)
-		if err != nil {
-			return err
-		}
-		if c := meta.FindStatusCondition(conds, "Ready"); c == nil || string(c.Status) != status {
-			return fmt.Errorf("cluster %s Ready is %v, want %s", cluster, c, status)
-		}
-		return nil
-	})
+	eventually(t, 30*time.Second, func() error { return clusterReadyIs(cluster, status) })
+}
+
+// clusterReadyIs tells whether the Cluster's Ready condition has status.
+func clusterReadyIs(cluster, status string) error {
+	obj, err := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters).Get(context.Background(), cluster, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	conds, err := kube.Conditions(obj)
+	if err != nil {
+		return err
+	}
+	if c := meta.FindStatusCondition(conds, "Ready"); c == nil || string(c.Status) != status {
+		return fmt.Errorf("cluster %s Ready is %v, want %s", cluster, c, status)
+	}
+	return nil
 }
 
 // TestMCSClusterLeavesAndJoins: a Cluster removed from the control plane stops providing

@@ -337,3 +337,14 @@ func (c *Cluster) nodeSchedulable(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ServingTLS serves with the API server's own certificate (valid for 127.0.0.1, signed by the
+// cluster's CA): a test server in front of the API server that its clients trust as they
+// trust the API server.
+func (c *Cluster) ServingTLS() (*tls.Config, error) {
+	pair, err := tls.LoadX509KeyPair(c.file("apiserver.crt"), c.file("apiserver.key"))
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}

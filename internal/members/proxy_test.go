@@ -1,0 +1,98 @@
+package members
+
+import (
+	"context"
+	"encoding/pem"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+
+	"github.com/karmadaflow/karmadaflow/test/forwardproxy"
+)
+
+func clusterWith(spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+}
+
+func TestProxyOf(t *testing.T) {
+	p, err := proxyOf(clusterWith(map[string]any{"apiEndpoint": "https://127.0.0.1:6443"}))
+	require.NoError(t, err)
+	assert.Nil(t, p, "no proxyURL, no proxy")
+
+	p, err = proxyOf(clusterWith(map[string]any{
+		"proxyURL":    "http://127.0.0.1:3128",
+		"proxyHeader": map[string]any{"proxy-authorization": "Basic eDp5", "x-tenant": "a, b"},
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:3128", p.url.Host)
+	assert.Equal(t, []string{"Basic eDp5"}, p.header.Values("Proxy-Authorization"))
+	assert.Equal(t, []string{"a", "b"}, p.header.Values("X-Tenant"), "a comma separates values of one header")
+
+	for _, bad := range []string{"ftp://127.0.0.1:21", "http://", "://x"} {
+		_, err := proxyOf(clusterWith(map[string]any{"proxyURL": bad}))
+		assert.Error(t, err, bad)
+	}
+}
+
+// TestConfiguredClientGoesThroughProxy reaches a TLS server under a name only the proxy knows,
+// through each kind of proxy, with the headers the proxy requires.
+func TestConfiguredClientGoesThroughProxy(t *testing.T) {
+	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "member")
+	}))
+	defer server.Close()
+	_, port, err := net.SplitHostPort(server.Listener.Addr().String())
+	require.NoError(t, err)
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw})
+	// httptest's certificate names example.com. The client never resolves it: it hands the
+	// name to the proxy, which alone knows where it is.
+	const name = "example.com"
+	required := http.Header{"X-Tenant": {"a", "b"}}
+
+	for _, scheme := range []string{"http", "https", "socks5"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opts := forwardproxy.Options{Scheme: scheme, Name: name, Target: server.Listener.Addr().String(), TLS: server.TLS}
+			if scheme != "socks5" {
+				opts.Header = required
+			}
+			proxy, err := forwardproxy.Start(ctx, opts)
+			require.NoError(t, err)
+
+			get := func(spec map[string]any) (string, error) {
+				p, err := proxyOf(clusterWith(spec))
+				require.NoError(t, err)
+				cfg := &rest.Config{Host: "https://" + net.JoinHostPort(name, port), TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+				p.configure(cfg)
+				client, err := rest.HTTPClientFor(cfg)
+				require.NoError(t, err)
+				resp, err := client.Get(cfg.Host + "/")
+				if err != nil {
+					return "", err
+				}
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				return string(body), err
+			}
+
+			body, err := get(map[string]any{"proxyURL": proxy.URL, "proxyHeader": map[string]any{"X-Tenant": "a,b"}})
+			require.NoError(t, err)
+			assert.Equal(t, "member", body)
+			assert.EqualValues(t, 1, proxy.Tunnels())
+
+			if scheme != "socks5" {
+				_, err = get(map[string]any{"proxyURL": proxy.URL})
+				assert.Error(t, err, "a CONNECT without the required header is refused")
+				assert.EqualValues(t, 1, proxy.Refused())
+			}
+		})
+	}
+}
