@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 )
 
@@ -30,14 +32,15 @@ func newWorkBatches() *workBatches {
 }
 
 // key records a changed Work of an execution namespace and returns its cluster, the key of
-// the trigger; a Work outside execution namespaces concerns no cluster.
+// the trigger; a Work outside execution namespaces, or one that is only a record, concerns no
+// cluster.
 func (b *workBatches) key(obj any) (string, error) {
 	u := unstructuredOf(obj)
 	if u == nil {
 		return "", nil
 	}
 	cluster, ok := naming.ClusterOfExecutionNamespace(u.GetNamespace())
-	if !ok {
+	if !ok || recordOnly(u) {
 		return "", nil
 	}
 	b.mu.Lock()
@@ -87,4 +90,13 @@ func (b *workBatches) holdAfter(cluster string) time.Duration {
 		return burstHold
 	}
 	return 0
+}
+
+// recordOnly tells a Work that Work execution has nothing to do with: suspended (the Works a
+// MultiClusterService collects from its providers are) and without the execution finalizer,
+// so nothing of it was ever applied. A suspended Work that carries the finalizer was applied
+// before it was suspended; its deletion is execution's to finish.
+func recordOnly(work *unstructured.Unstructured) bool {
+	suspended, _, _ := unstructured.NestedBool(work.Object, "spec", "suspendDispatching")
+	return suspended && !slices.Contains(work.GetFinalizers(), naming.FinalizerExecution)
 }

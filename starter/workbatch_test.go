@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 )
 
 func work(namespace, name, version string) *unstructured.Unstructured {
@@ -50,4 +52,23 @@ func TestWorkBatchesGatherPerCluster(t *testing.T) {
 	names, _ = b.take("member3")
 	assert.Equal(t, []string{"c"}, names)
 	assert.Zero(t, b.holdAfter("member3"), "after a single Work the next signal goes at once")
+}
+
+func TestSuspendedWorksConcernExecutionOnlyWithItsFinalizer(t *testing.T) {
+	b := newWorkBatches()
+	collected := work("karmada-es-member2", "collected", "1")
+	assert.NoError(t, unstructured.SetNestedField(collected.Object, true, "spec", "suspendDispatching"))
+	key, err := b.key(collected)
+	assert.NoError(t, err)
+	assert.Empty(t, key, "a suspended Work without the execution finalizer is a record only")
+
+	suspendedLater := collected.DeepCopy()
+	suspendedLater.SetName("applied-then-suspended")
+	suspendedLater.SetFinalizers([]string{naming.FinalizerExecution})
+	key, err = b.key(suspendedLater)
+	assert.NoError(t, err)
+	assert.Equal(t, "member2", key, "applied before it was suspended: its deletion is execution's")
+
+	names, _ := b.take("member2")
+	assert.Equal(t, []string{"applied-then-suspended"}, names)
 }

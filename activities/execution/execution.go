@@ -183,9 +183,11 @@ func (a *Activities) read(ctx context.Context, works dynamic.ResourceInterface, 
 	return works.Get(ctx, name, metav1.GetOptions{})
 }
 
-// execute applies or removes one Work and reports whether it was removed.
+// execute applies or removes one Work and reports whether it was removed. A suspended Work is
+// not applied; one being deleted is removed all the same, as what it applied before it was
+// suspended is still in the member.
 func (a *Activities) execute(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured) (bool, error) {
-	if suspended, _, _ := unstructured.NestedBool(work.Object, "spec", "suspendDispatching"); suspended {
+	if suspended, _, _ := unstructured.NestedBool(work.Object, "spec", "suspendDispatching"); suspended && work.GetDeletionTimestamp() == nil {
 		return false, nil
 	}
 	manifests, err := manifestsOf(work)

@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+)
+
+// configMapWork is a Work in the member's execution namespace holding one ConfigMap.
+func configMapWork(member, namespace, name string, suspended bool) *unstructured.Unstructured {
+	spec := map[string]any{"workload": map[string]any{"manifests": []any{map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"data":     map[string]any{"from": "work"},
+	}}}}
+	if suspended {
+		spec["suspendDispatching"] = true
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+		"metadata": map[string]any{"name": name, "namespace": naming.ExecutionNamespace(member)},
+		"spec":     spec,
+	}}
+}
+
+// signalledWorks lists the Works named by the change signals of the latest run of a workflow.
+func signalledWorks(t *testing.T, workflowID string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := testEnv.Temporal.Dial(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	var names []string
+	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		event, err := iter.Next()
+		require.NoError(t, err)
+		signal := event.GetWorkflowExecutionSignaledEventAttributes()
+		if signal == nil || signal.GetSignalName() != execution.SignalChange {
+			continue
+		}
+		var change execution.Change
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(signal.GetInput(), &change))
+		names = append(names, change.Work)
+		names = append(names, change.Works...)
+	}
+	return names
+}
+
+// TestSuspendedWorks: a suspended Work is a record only. One that was never applied sends
+// Work execution no signal and applies nothing. One applied before it was suspended is still
+// execution's to delete: deleting it removes its ConfigMap from the member and releases the
+// Work.
+func TestSuspendedWorks(t *testing.T) {
+	ctx := context.Background()
+	_, m2, _ := members(t)
+	member := testEnv.Member(m2)
+	ns := testNamespaceIn(t, member)
+	works := testEnv.ControlPlane.Dynamic().Resource(kube.Works).Namespace(naming.ExecutionNamespace(m2))
+	record, applied := "suspended-record-"+ns, "applied-then-suspended-"+ns
+	t.Cleanup(func() {
+		for _, name := range []string{record, applied} {
+			_ = works.Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	})
+
+	_, err := works.Create(ctx, configMapWork(m2, ns, record, true), metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = works.Create(ctx, configMapWork(m2, ns, applied, false), metav1.CreateOptions{})
+	require.NoError(t, err)
+	eventually(t, 30*time.Second, func() error {
+		_, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, applied, metav1.GetOptions{})
+		return err
+	})
+	w, err := works.Get(ctx, applied, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Contains(t, w.GetFinalizers(), naming.FinalizerExecution)
+
+	_, err = works.Patch(ctx, applied, types.MergePatchType, []byte(`{"spec":{"suspendDispatching":true}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	require.NoError(t, works.Delete(ctx, applied, metav1.DeleteOptions{}))
+	eventually(t, 30*time.Second, func() error {
+		if _, err := works.Get(ctx, applied, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the deleted Work is still there: %v", err)
+		}
+		if _, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, applied, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the deleted Work's ConfigMap is still in %s: %v", m2, err)
+		}
+		return nil
+	})
+
+	_, err = member.Client().CoreV1().ConfigMaps(ns).Get(ctx, record, metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the suspended Work's ConfigMap was applied: %v", err)
+	signalled := signalledWorks(t, execution.WorkflowID(m2))
+	assert.True(t, slices.Contains(signalled, applied), "the applied Work was signalled: %v", signalled)
+	assert.False(t, slices.Contains(signalled, record), "the suspended record was signalled: %v", signalled)
+}
