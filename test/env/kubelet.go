@@ -16,7 +16,8 @@ import (
 // loopback address, with a certificate of the cluster's CA. What it serves there:
 //   - logs and attach: one log file per cluster, in the CRI log format, written by the
 //     environment for every container of the cluster (tests append to it for `logs -f`);
-//   - exec: commands run on this machine by KWOK, in a working directory of the cluster's own;
+//   - exec: commands run on this machine by KWOK, in a working directory of the cluster's own
+//     (kubectl cp too, in and out);
 //   - port-forward: every pod port reaches the environment's TCP echo server on 127.0.0.1.
 
 // PodLogLines is how many lines the log of every container holds when the environment starts.
@@ -89,7 +90,10 @@ apiVersion: kwok.x-k8s.io/v1alpha1
 kind: ClusterExec
 metadata: {name: every-container}
 spec:
-  execs: [{local: {workDir: %[2]q}}]
+  # KWOK v0.8.0 never closes a command's stdin: GNU tar, which kubectl cp runs to unpack
+  # into a pod, then waits for the rest of a 10 KiB record forever; in records of one
+  # block it stops at the archive's end.
+  execs: [{local: {workDir: %[2]q, envs: [{name: TAR_OPTIONS, value: --blocking-factor=1}]}}]
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: ClusterPortForward

@@ -154,16 +154,23 @@ func TestPortForwardRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCopyFromAPod(t *testing.T) {
+func TestCopyIntoAndOutOfAPod(t *testing.T) {
 	member2 := testEnv.Member("member2")
-	content := "copied at " + time.Now().Format(time.RFC3339Nano) + "\n"
-	require.NoError(t, os.WriteFile(filepath.Join(member2.ExecDir(), "to-copy.txt"), []byte(content), 0o600))
 	dir := t.TempDir()
 	for name, kubeconfig := range map[string]string{"through": kubeconfigs["alice"], "directly": member2.Kubeconfig} {
+		content := name + " at " + time.Now().Format(time.RFC3339Nano) + "\n"
 		local := filepath.Join(dir, name+".txt")
-		out, code := runKubectl(t, kubeconfig, nil, "cp", "web-2:to-copy.txt", local)
+		require.NoError(t, os.WriteFile(local, []byte(content), 0o600))
+		out, code := runKubectl(t, kubeconfig, nil, "cp", local, "web-2:"+name+"-copied.txt")
 		require.Equal(t, 0, code, "%s: %s", name, out)
-		got, err := os.ReadFile(local)
+		inPod, err := os.ReadFile(filepath.Join(member2.ExecDir(), name+"-copied.txt"))
+		require.NoError(t, err, "%s: the copy is in member2's pod", name)
+		assert.Equal(t, content, string(inPod), name)
+
+		back := filepath.Join(dir, name+"-back.txt")
+		out, code = runKubectl(t, kubeconfig, nil, "cp", "web-2:"+name+"-copied.txt", back)
+		require.Equal(t, 0, code, "%s: %s", name, out)
+		got, err := os.ReadFile(back)
 		require.NoError(t, err)
 		assert.Equal(t, content, string(got), name)
 	}
