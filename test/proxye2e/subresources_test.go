@@ -79,18 +79,27 @@ func TestExecOverWebSocketAndSPDY(t *testing.T) {
 // TestExecWithClientGoSPDYExecutor runs a command through the proxy with client-go's SPDY
 // executor, as programs do.
 func TestExecWithClientGoSPDYExecutor(t *testing.T) {
-	cfg := &rest.Config{Host: proxyURL, BearerToken: tokens["alice"], TLSClientConfig: rest.TLSClientConfig{CAFile: proxyCA}}
-	u, err := url.Parse(proxyURL + "/api/v1/namespaces/default/pods/web-1/exec")
+	stdout, stderr, err := spdyExec(t, "alice", "web-1", "pwd; echo to-stderr >&2")
 	require.NoError(t, err)
-	u.RawQuery = url.Values{"command": {"sh", "-c", "pwd; echo to-stderr >&2"}, "container": {"app"}, "stdout": {"true"}, "stderr": {"true"}}.Encode()
+	assert.Equal(t, testEnv.Member("member1").ExecDir()+"\n", stdout)
+	assert.Equal(t, "to-stderr\n", stderr)
+}
+
+// spdyExec runs script with sh in pod (namespace default) through the proxy as caller, with
+// client-go's SPDY executor.
+func spdyExec(t *testing.T, caller, pod, script string) (string, string, error) {
+	t.Helper()
+	cfg := &rest.Config{Host: proxyURL, BearerToken: tokens[caller], TLSClientConfig: rest.TLSClientConfig{CAFile: proxyCA}}
+	u, err := url.Parse(proxyURL + "/api/v1/namespaces/default/pods/" + pod + "/exec")
+	require.NoError(t, err)
+	u.RawQuery = url.Values{"command": {"sh", "-c", script}, "container": {"app"}, "stdout": {"true"}, "stderr": {"true"}}.Encode()
 	executor, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
 	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	require.NoError(t, executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}))
-	assert.Equal(t, testEnv.Member("member1").ExecDir()+"\n", stdout.String())
-	assert.Equal(t, "to-stderr\n", stderr.String())
+	err = executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
+	return stdout.String(), stderr.String(), err
 }
 
 func TestExecIsRefusedWithoutTheRight(t *testing.T) {
@@ -105,6 +114,14 @@ func TestExecIsRefusedWithoutTheRight(t *testing.T) {
 		assert.Contains(t, out, `User "system:serviceaccount:proxy-e2e:bob" cannot create resource "pods/exec"`, "websockets=%s", websockets)
 		assert.NotContains(t, out, testEnv.Member("member1").ExecDir())
 	}
+	// eve may not use the proxy at all: refused before any member is asked.
+	out, code := runKubectl(t, kubeconfigs["eve"], nil, "exec", "web-1", "--", "pwd")
+	assert.NotEqual(t, 0, code, out)
+	assert.Contains(t, out, `resource "proxying/proxy" in API group "search.karmada.io"`)
+	stdout, _, err := spdyExec(t, "eve", "web-1", "pwd")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `cannot create resource "proxying/proxy" in API group "search.karmada.io"`)
+	assert.Empty(t, stdout)
 }
 
 func TestAttach(t *testing.T) {
