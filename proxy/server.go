@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/streaming/pkg/httpstream"
 
 	searchv1alpha1 "github.com/karmadaflow/karmadaflow/api/search/v1alpha1"
 )
@@ -143,17 +144,21 @@ func transport(cfg *rest.Config, c Caller) (http.RoundTripper, error) {
 
 // toControlPlane passes the request to the Karmada control plane, as the caller.
 func (s *Server) toControlPlane(req *request) {
-	rt, err := transport(s.cfg.ControlPlane, req.caller)
+	s.pass(req, s.cfg.ControlPlane, "the control plane")
+}
+
+// pass forwards the request unchanged but for its credentials to cfg's server, as the caller.
+func (s *Server) pass(req *request, cfg *rest.Config, name string) {
+	if httpstream.IsUpgradeRequest(req.r) {
+		s.upgrade(req, cfg, name)
+		return
+	}
+	rt, err := transport(cfg, req.caller)
 	if err != nil {
 		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
 		return
 	}
-	s.pass(req, rt, s.cfg.ControlPlane.Host, "the control plane")
-}
-
-// pass forwards the request unchanged but for its credentials to host.
-func (s *Server) pass(req *request, rt http.RoundTripper, host, name string) {
-	base, err := url.Parse(host)
+	base, err := url.Parse(cfg.Host)
 	if err != nil {
 		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
 		return
@@ -168,11 +173,11 @@ func (s *Server) pass(req *request, rt http.RoundTripper, host, name string) {
 		},
 		Transport:     rt,
 		FlushInterval: -1,
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if errors.Is(err, context.Canceled) {
 				return
 			}
-			writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, name+" is unreachable: "+err.Error())
+			unreachable(name).Error(w, r, err)
 		},
 	}
 	proxy.ServeHTTP(req.w, req.r)

@@ -410,12 +410,7 @@ func (s *Server) toOwner(req *request, placements []Placement) {
 		writeStatus(req.w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, err.Error())
 		return
 	}
-	rt, err := transport(cfg, req.caller)
-	if err != nil {
-		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
-		return
-	}
-	s.pass(req, rt, cfg.Host, "cluster "+cluster)
+	s.pass(req, cfg, "cluster "+cluster)
 }
 
 // translateBody makes an object read through the proxy fit for its cluster again: the

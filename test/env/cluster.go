@@ -142,6 +142,11 @@ func (c *Cluster) prepare(envDir string, port int, componentPorts map[string]int
 		"sa.pub":        sa.Cert,
 		"tokens.csv":    []byte(c.token + ",admin,admin,system:masters\n"),
 	}
+	if c.NodeIP != "" {
+		if err := issueKubeletPairs(ca, c.NodeIP, files); err != nil {
+			return fmt.Errorf("kubelet certificates of cluster %s: %w", c.Name, err)
+		}
+	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(c.dir, name), data, 0o600); err != nil {
 			return fmt.Errorf("write %s of cluster %s: %w", name, c.Name, err)
@@ -156,6 +161,23 @@ func (c *Cluster) prepare(envDir string, port int, componentPorts map[string]int
 		Burst:           200,
 	}
 	return c.writeKubeconfig(c.Kubeconfig)
+}
+
+// issueKubeletPairs adds to files the serving certificate of KWOK's kubelet endpoint on
+// nodeIP and the client certificate the API server presents there, both of the cluster's CA.
+func issueKubeletPairs(ca *pki.Authority, nodeIP string, files map[string][]byte) error {
+	serving, err := ca.Issue(pki.LeafSpec{CommonName: "kwok", IPs: []net.IP{net.ParseIP(nodeIP)}, Server: true}, pki.DefaultLeafValidity)
+	if err != nil {
+		return err
+	}
+	client, err := ca.Issue(pki.LeafSpec{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}, Client: true},
+		pki.DefaultLeafValidity)
+	if err != nil {
+		return err
+	}
+	files["kwok.crt"], files["kwok.key"] = serving.Cert, serving.Key
+	files["kubelet-client.crt"], files["kubelet-client.key"] = client.Cert, client.Key
+	return nil
 }
 
 func (c *Cluster) kubeconfig() *clientcmdapi.Config {
@@ -185,7 +207,7 @@ func writeKubeconfig(cfg *clientcmdapi.Config, path string) error {
 func (c *Cluster) file(name string) string { return filepath.Join(c.dir, name) }
 
 func (c *Cluster) apiserverArgs(etcdURL string) []string {
-	return []string{
+	args := []string{
 		"--etcd-servers=" + etcdURL,
 		"--etcd-prefix=/" + c.Name,
 		"--bind-address=127.0.0.1",
@@ -205,6 +227,17 @@ func (c *Cluster) apiserverArgs(etcdURL string) []string {
 		"--allow-privileged=true",
 		"--profiling=false",
 	}
+	if c.NodeIP == "" {
+		return args
+	}
+	// Logs, exec, attach and port-forward go to KWOK's kubelet endpoint at the node's
+	// loopback InternalIP, whose certificate is verified.
+	return append(args,
+		"--kubelet-preferred-address-types=InternalIP",
+		"--kubelet-certificate-authority="+c.file("ca.crt"),
+		"--kubelet-client-certificate="+c.file("kubelet-client.crt"),
+		"--kubelet-client-key="+c.file("kubelet-client.key"),
+	)
 }
 
 func (c *Cluster) controllerManagerArgs() []string {
@@ -244,10 +277,10 @@ func (c *Cluster) schedulerArgs() []string {
 	}
 }
 
-func (c *Cluster) kwokArgs(stagesFile string) []string {
+func (c *Cluster) kwokArgs() []string {
 	return []string{
 		"--kubeconfig=" + c.Kubeconfig,
-		"--config=" + stagesFile,
+		"--config=" + c.file("kwok.yaml"),
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeSelector,
 		"--cidr=" + c.PodCIDR,
@@ -255,6 +288,8 @@ func (c *Cluster) kwokArgs(stagesFile string) []string {
 		// The kubelet endpoint API servers dial (logs, exec, port-forward) is KWOK's server.
 		"--server-address=" + net.JoinHostPort(c.NodeIP, strconv.Itoa(c.componentPorts[binKWOK])),
 		"--node-port=" + strconv.Itoa(c.componentPorts[binKWOK]),
+		"--tls-cert-file=" + c.file("kwok.crt"),
+		"--tls-private-key-file=" + c.file("kwok.key"),
 		// KWOK keeps the node's Lease only when told to (its configuration default is not
 		// applied to a --config of Stages only). Without it the node-lifecycle controller
 		// sees the node go silent every ~50 s and marks every pod NotReady, which KWOK's

@@ -75,9 +75,9 @@ type Env struct {
 	ControlPlane *Cluster
 	Members      []*Cluster
 
-	opts       Options
-	stagesFile string
-	etcdURL    string
+	opts    Options
+	etcdURL string
+	echo    *echoServer // where KWOK forwards pod ports
 
 	ports portPool
 	guard *ConnectionGuard
@@ -183,8 +183,11 @@ func (e *Env) start(ctx context.Context) error {
 	if err := e.prepareDir(); err != nil {
 		return err
 	}
-	e.stagesFile = filepath.Join(e.Dir, "kwok-stages.yaml")
-	if err := writeKWOKStages(e.stagesFile); err != nil {
+	stages, err := kwokStages()
+	if err != nil {
+		return err
+	}
+	if e.echo, err = startEchoServer(); err != nil {
 		return err
 	}
 
@@ -231,6 +234,11 @@ func (e *Env) start(ctx context.Context) error {
 		}
 		if err := c.prepare(e.Dir, p[0], map[string]int{binKCM: p[1], binSched: p[2], binKWOK: p[3]}); err != nil {
 			return err
+		}
+		if c.NodeName != "" {
+			if err := c.writeKWOKConfig(stages, e.echo.address()); err != nil {
+				return fmt.Errorf("KWOK configuration of cluster %s: %w", c.Name, err)
+			}
 		}
 	}
 	e.phase("prepare (certs, kubeconfigs)", begin)
@@ -435,7 +443,7 @@ func (e *Env) startCluster(ctx context.Context, c *Cluster) error {
 	components := map[string][]string{binKCM: c.controllerManagerArgs()}
 	if c.Role != RoleControlPlane {
 		components[binSched] = c.schedulerArgs()
-		components[binKWOK] = c.kwokArgs(e.stagesFile)
+		components[binKWOK] = c.kwokArgs()
 	}
 	for _, bin := range []string{binKCM, binSched, binKWOK} {
 		args, ok := components[bin]
@@ -612,6 +620,9 @@ func (e *Env) Stop() error {
 			wg.Wait()
 		}
 		e.ports.releaseAll()
+		if e.echo != nil {
+			_ = e.echo.close()
+		}
 		e.guard.Close()
 		if e.Dir != "" && !e.opts.Keep {
 			if err := os.RemoveAll(e.Dir); err != nil {

@@ -144,6 +144,16 @@ func TestEnvironment(t *testing.T) {
 		}
 	})
 
+	t.Run("the API server reaches KWOK's kubelet endpoint for a pod's log", func(t *testing.T) {
+		member1 := e.Member("member1")
+		pods, err := member1.Client().CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		require.NoError(t, err)
+		require.NotEmpty(t, pods.Items)
+		log, err := member1.Client().CoreV1().Pods("default").GetLogs(pods.Items[0].Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, member1.PodLog(), string(log))
+	})
+
 	t.Run("the Temporal UI answers", func(t *testing.T) {
 		resp, err := http.Get(e.Temporal.UIURL)
 		require.NoError(t, err)

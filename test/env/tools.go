@@ -110,17 +110,17 @@ func kwokModuleDir() (string, error) {
 	return dir, nil
 }
 
-// writeKWOKStages concatenates the stage YAML files of the KWOK module into one --config file.
-func writeKWOKStages(path string) error {
+// kwokStages concatenates the stage YAML files of the KWOK module, for its --config file.
+func kwokStages() ([]byte, error) {
 	moduleDir, err := kwokModuleDir()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var out bytes.Buffer
 	for _, sub := range kwokStageDirs {
 		files, err := filepath.Glob(filepath.Join(moduleDir, sub, "*.yaml"))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, file := range files {
 			if filepath.Base(file) == "kustomization.yaml" {
@@ -128,7 +128,7 @@ func writeKWOKStages(path string) error {
 			}
 			data, err := os.ReadFile(file)
 			if err != nil {
-				return fmt.Errorf("read KWOK stage: %w", err)
+				return nil, fmt.Errorf("read KWOK stage: %w", err)
 			}
 			out.WriteString("---\n")
 			out.Write(bytes.TrimPrefix(data, []byte("---\n")))
@@ -138,9 +138,9 @@ func writeKWOKStages(path string) error {
 		}
 	}
 	if out.Len() == 0 {
-		return fmt.Errorf("%w: no KWOK stage files under %s", ErrToolsMissing, moduleDir)
+		return nil, fmt.Errorf("%w: no KWOK stage files under %s", ErrToolsMissing, moduleDir)
 	}
-	return os.WriteFile(path, out.Bytes(), 0o644)
+	return out.Bytes(), nil
 }
 
 // portPool hands out free loopback ports. A port stays reserved (its listener open) until

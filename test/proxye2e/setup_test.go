@@ -25,8 +25,9 @@ const (
 	bobNamespace    = "bob-ns"
 )
 
-// kubeconfigs of the callers: alice may use the proxy and view everything in the members;
-// bob may use the proxy but view only bob-ns in member1; eve may not use the proxy.
+// kubeconfigs of the callers: alice may use the proxy, view everything in the members and
+// exec, attach and port-forward there; bob may use the proxy but view only bob-ns in
+// member1; eve may not use the proxy.
 var kubeconfigs, tokens = map[string]string{}, map[string]string{}
 
 func user(name string) string { return "system:serviceaccount:" + callerNamespace + ":" + name }
@@ -96,6 +97,20 @@ func setUp(ctx context.Context) error {
 	for i, m := range testEnv.Members {
 		c := m.Client()
 		if err := bindCluster(ctx, c, "alice-view", "view", "alice"); err != nil {
+			return err
+		}
+		// alice may also exec, attach and port-forward in the members; bob may not.
+		if err := create(ctx, func() error {
+			_, err := c.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+				ObjectMeta: metav1.ObjectMeta{Name: "pod-debugger"},
+				Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/attach", "pods/portforward"},
+					Verbs: []string{"get", "create"}}},
+			}, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := bindCluster(ctx, c, "alice-debug", "pod-debugger", "alice"); err != nil {
 			return err
 		}
 		if err := create(ctx, func() error {

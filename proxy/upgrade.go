@@ -1,0 +1,52 @@
+package proxy
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	upgradeproxy "k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/client-go/rest"
+)
+
+// upgrade passes a request that asks to switch protocols (exec, attach and port-forward over
+// SPDY or WebSocket) to cfg's server as the caller, with apimachinery's upgrade-aware handler.
+// The connection to the server speaks HTTP/1.1: the proxy's usual transport negotiates
+// HTTP/2, which has no Upgrade. Once the server switches, bytes flow both ways unchanged.
+func (s *Server) upgrade(req *request, cfg *rest.Config, name string) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Impersonate = req.caller.impersonation()
+	location, err := url.Parse(cfg.Host)
+	if err != nil {
+		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return
+	}
+	location.Path = strings.TrimSuffix(location.Path, "/") + req.target.Path
+	location.RawQuery = req.r.URL.RawQuery
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return
+	}
+	// The connection carries the TLS configuration (server CA, client certificate); the
+	// request round tripper only writes the credentials and impersonation headers.
+	connection := &http.Transport{TLSClientConfig: tlsConfig}
+	headers, err := rest.HTTPWrappersForConfig(cfg, upgradeproxy.MirrorRequest)
+	if err != nil {
+		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return
+	}
+	h := upgradeproxy.NewUpgradeAwareHandler(location, connection, false, true, unreachable(name))
+	h.UpgradeTransport = upgradeproxy.NewUpgradeRequestRoundTripper(connection, headers)
+	out := req.r.Clone(req.r.Context())
+	stripCredentials(out.Header)
+	h.ServeHTTP(req.w, out)
+}
+
+// unreachable answers that name could not be reached.
+type unreachable string
+
+func (name unreachable) Error(w http.ResponseWriter, _ *http.Request, err error) {
+	writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, string(name)+" is unreachable: "+err.Error())
+}
