@@ -22,10 +22,11 @@ func (r *reconciler) dispatchSummary(ctx workflow.Context, in act.DispatchInput)
 		slices += len(r.state.Slices[p])
 	}
 	if in.Exclusive {
-		return summary.Local(ctx, "dispatch %d EndpointSlices of %s from %s to %s, replacing all it holds",
-			slices, r.ref, summary.List(in.Providers), in.Consumer)
+		return summary.Local(ctx, "dispatch %s of %s from %s to %s, replacing all it holds",
+			summary.Count(slices, "EndpointSlice"), r.ref, summary.List(in.Providers), in.Consumer)
 	}
-	return summary.Local(ctx, "dispatch %d EndpointSlices of %s from %s to %s", slices, r.ref, summary.List(in.Providers), in.Consumer)
+	return summary.Local(ctx, "dispatch %s of %s from %s to %s",
+		summary.Count(slices, "EndpointSlice"), r.ref, summary.List(in.Providers), in.Consumer)
 }
 
 // conditionList spells conditions as Type=Status pairs.

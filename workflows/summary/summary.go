@@ -43,6 +43,14 @@ func List(names []string) string {
 	return strings.Join(names[:maxListed], ", ") + " and " + strconv.Itoa(len(names)-maxListed) + " more"
 }
 
+// Count says how many of noun there are: "1 EndpointSlice", "3 EndpointSlices".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // Time formats a workflow time for details, in UTC to the second.
 func Time(t time.Time) string {
 	if t.IsZero() {

@@ -14,6 +14,12 @@ func TestList(t *testing.T) {
 	assert.Equal(t, "a, b, c, d, e and 2 more", List([]string{"a", "b", "c", "d", "e", "f", "g"}))
 }
 
+func TestCount(t *testing.T) {
+	assert.Equal(t, "0 EndpointSlices", Count(0, "EndpointSlice"))
+	assert.Equal(t, "1 EndpointSlice", Count(1, "EndpointSlice"))
+	assert.Equal(t, "3 EndpointSlices", Count(3, "EndpointSlice"))
+}
+
 func TestTime(t *testing.T) {
 	assert.Equal(t, "never", Time(time.Time{}))
 	assert.Equal(t, "2026-11-24 03:04:05 UTC", Time(time.Date(2026, 11, 24, 4, 4, 5, 600, time.FixedZone("CET", 3600))))
