@@ -280,24 +280,24 @@ func applySummary(in act.ApplyInput) string {
 // describe sets the current details the Temporal UI shows: what the last pass did, what failed
 // and when it is retried.
 func describe(ctx workflow.Context, cluster string, state State, retryAt time.Time) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**Work execution of %s**\n\n", cluster)
-	fmt.Fprintf(&b, "- passes: %d, last at %s\n", state.Reconciles, summary.Time(workflow.Now(ctx)))
-	fmt.Fprintf(&b, "- last full pass: %s\n", summary.Time(state.LastFull))
-	fmt.Fprintf(&b, "- applied %d, deleted %d in all\n", state.Applied, state.Deleted)
+	var lines []string
+	lines = append(lines, fmt.Sprintf("**Work execution of %s**\n", cluster))
+	lines = append(lines, fmt.Sprintf("- passes: %d, last at %s", state.Reconciles, summary.Time(workflow.Now(ctx))))
+	lines = append(lines, fmt.Sprintf("- last full pass: %s", summary.Time(state.LastFull)))
+	lines = append(lines, fmt.Sprintf("- applied %d, deleted %d in all", state.Applied, state.Deleted))
 	if len(state.Failed) == 0 {
-		b.WriteString("- no retry pending\n")
+		lines = append(lines, "- no retry pending")
 	} else {
 		failed := slices.Clone(state.Failed)
 		if i := slices.Index(failed, "*"); i >= 0 {
 			failed[i] = "the full pass"
 		}
-		fmt.Fprintf(&b, "- failed, retried at %s: %s\n", summary.Time(retryAt), summary.List(failed))
+		lines = append(lines, fmt.Sprintf("- failed, retried at %s: %s", summary.Time(retryAt), summary.List(failed)))
 	}
 	if state.LastError != "" {
-		fmt.Fprintf(&b, "- last error: %s\n", summary.Error(state.LastError))
+		lines = append(lines, fmt.Sprintf("- last error: %s", summary.Error(state.LastError)))
 	}
-	workflow.SetCurrentDetails(ctx, b.String())
+	workflow.SetCurrentDetails(ctx, strings.Join(lines, "\n"))
 }
 
 // retryNames are the Works to apply again after a failure; "*" (a failed full pass) is left to

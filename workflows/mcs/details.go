@@ -41,27 +41,27 @@ func conditionList(conds []act.Condition) string {
 // describe sets the current details the Temporal UI shows: the phase, who takes part, how the
 // last pass ended and what is due next.
 func (r *reconciler) describe(ctx workflow.Context) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**%s**: MultiClusterService %s, generation %d\n\n", r.state.Phase, r.ref, r.state.Generation)
-	fmt.Fprintf(&b, "- providers: %s\n", summary.List(r.state.Providers))
-	fmt.Fprintf(&b, "- consumers: %s\n", summary.List(r.state.Consumers))
+	var lines []string
+	lines = append(lines, fmt.Sprintf("**%s**: MultiClusterService %s, generation %d\n", r.state.Phase, r.ref, r.state.Generation))
+	lines = append(lines, fmt.Sprintf("- providers: %s", summary.List(r.state.Providers)))
+	lines = append(lines, fmt.Sprintf("- consumers: %s", summary.List(r.state.Consumers)))
 	if len(r.state.Withdrawn) > 0 {
-		fmt.Fprintf(&b, "- withdrawn providers: %s\n", summary.List(r.state.Withdrawn))
+		lines = append(lines, fmt.Sprintf("- withdrawn providers: %s", summary.List(r.state.Withdrawn)))
 	}
 	if len(r.state.Unknown) > 0 {
-		fmt.Fprintf(&b, "- clusters not found: %s\n", summary.List(r.state.Unknown))
+		lines = append(lines, fmt.Sprintf("- clusters not found: %s", summary.List(r.state.Unknown)))
 	}
-	fmt.Fprintf(&b, "- last pass (#%d, %s): %s\n", r.state.Reconciles, summary.Time(workflow.Now(ctx)), conditionList(r.state.Conditions))
+	lines = append(lines, fmt.Sprintf("- last pass (#%d, %s): %s", r.state.Reconciles, summary.Time(workflow.Now(ctx)), conditionList(r.state.Conditions)))
 	for _, c := range r.state.Conditions {
 		if c.Status != "True" {
-			fmt.Fprintf(&b, "  - %s: %s\n", c.Reason, summary.Error(c.Message))
+			lines = append(lines, fmt.Sprintf("  - %s: %s", c.Reason, summary.Error(c.Message)))
 		}
 	}
 	if r.failures > 0 {
-		fmt.Fprintf(&b, "- retry %d due at %s\n", r.failures, summary.Time(r.retryAt))
+		lines = append(lines, fmt.Sprintf("- retry %d due at %s", r.failures, summary.Time(r.retryAt)))
 	} else {
-		b.WriteString("- no retry pending\n")
+		lines = append(lines, "- no retry pending")
 	}
-	fmt.Fprintf(&b, "- next full pass: %s\n", summary.Time(r.wakeUpAt()))
-	workflow.SetCurrentDetails(ctx, b.String())
+	lines = append(lines, fmt.Sprintf("- next full pass: %s", summary.Time(r.wakeUpAt())))
+	workflow.SetCurrentDetails(ctx, strings.Join(lines, "\n"))
 }
