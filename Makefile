@@ -22,9 +22,10 @@ FUZZ_TIME ?= 10000x
 all: build
 
 .PHONY: tools
-tools: ## Build the pinned local-environment binaries into bin/ (skips what is there), install PostgreSQL.
+tools: ## Build the pinned local-environment binaries into bin/ (skips what is there), install PostgreSQL and chromium.
 	hack/tools/ensure.sh $(ENV_TOOLS)
 	hack/install-postgresql.sh
+	hack/install-chromium.sh
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code and CRDs from api/.

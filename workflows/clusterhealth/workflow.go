@@ -10,6 +10,7 @@ import (
 
 	"github.com/karmadaflow/karmadaflow/activities/health"
 	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
 // Names under which the workflow, its signal and query are registered.
@@ -90,7 +91,8 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 			probe.HoldReady = HoldReady(state.FailingSince, workflow.Now(ctx), threshold)
 		}
 		var res health.ProbeResult
-		err := workflow.ExecuteLocalActivity(ctx, activities.ProbeCluster, probe).Get(ctx, &res)
+		probeCtx := summary.Local(ctx, "probe the API server of cluster %s", in.Cluster)
+		err := workflow.ExecuteLocalActivity(probeCtx, activities.ProbeCluster, probe).Get(ctx, &res)
 		state.Probes++
 		state.LastProbe = workflow.Now(ctx)
 		if err == nil {

@@ -4,7 +4,9 @@
 package execution
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -12,6 +14,7 @@ import (
 
 	act "github.com/karmadaflow/karmadaflow/activities/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
 // Names under which the workflow, its signals and query are registered.
@@ -189,9 +192,9 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		futures := make([]workflow.Future, len(batches))
 		for i, b := range batches {
 			if applyAsActivity && (b.All || len(b.Works) > LocalBatch) {
-				futures[i] = workflow.ExecuteActivity(ctx, activities.ApplyWorks, b)
+				futures[i] = workflow.ExecuteActivity(summary.Activity(ctx, "%s", applySummary(b)), activities.ApplyWorks, b)
 			} else {
-				futures[i] = workflow.ExecuteLocalActivity(ctx, activities.ApplyWorks, b)
+				futures[i] = workflow.ExecuteLocalActivity(summary.Local(ctx, "%s", applySummary(b)), activities.ApplyWorks, b)
 			}
 		}
 		state.Reconciles++
@@ -248,6 +251,8 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			failures, retryAt = 0, time.Time{}
 		}
 
+		describe(ctx, in.Cluster, state, retryAt)
+
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			drain()
 			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: append(pending, retryNames(state.Failed)...)})
@@ -259,8 +264,40 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 // namespace; removed is false when the Cluster exists again.
 func removeExecutionSpace(ctx workflow.Context, cluster string) (removed bool, err error) {
 	var res act.RemoveResult
-	err = workflow.ExecuteActivity(ctx, activities.RemoveExecutionSpace, cluster).Get(ctx, &res)
+	remove := summary.Activity(ctx, "release the Works of deleted Cluster %s and delete its execution namespace", cluster)
+	err = workflow.ExecuteActivity(remove, activities.RemoveExecutionSpace, cluster).Get(ctx, &res)
 	return res.Removed, err
+}
+
+// applySummary says what an ApplyWorks call does.
+func applySummary(in act.ApplyInput) string {
+	if in.All {
+		return "apply every Work of " + in.Cluster + " (a full pass)"
+	}
+	return fmt.Sprintf("apply %d changed Works to %s: %s", len(in.Works), in.Cluster, summary.List(in.Works))
+}
+
+// describe sets the current details the Temporal UI shows: what the last pass did, what failed
+// and when it is retried.
+func describe(ctx workflow.Context, cluster string, state State, retryAt time.Time) {
+	var lines []string
+	lines = append(lines, fmt.Sprintf("**Work execution of %s**\n", cluster))
+	lines = append(lines, fmt.Sprintf("- passes: %d, last at %s", state.Reconciles, summary.Time(workflow.Now(ctx))))
+	lines = append(lines, fmt.Sprintf("- last full pass: %s", summary.Time(state.LastFull)))
+	lines = append(lines, fmt.Sprintf("- applied %d, deleted %d in all", state.Applied, state.Deleted))
+	if len(state.Failed) == 0 {
+		lines = append(lines, "- no retry pending")
+	} else {
+		failed := slices.Clone(state.Failed)
+		if i := slices.Index(failed, "*"); i >= 0 {
+			failed[i] = "the full pass"
+		}
+		lines = append(lines, fmt.Sprintf("- failed, retried at %s: %s", summary.Time(retryAt), summary.List(failed)))
+	}
+	if state.LastError != "" {
+		lines = append(lines, fmt.Sprintf("- last error: %s", summary.Error(state.LastError)))
+	}
+	workflow.SetCurrentDetails(ctx, strings.Join(lines, "\n"))
 }
 
 // retryNames are the Works to apply again after a failure; "*" (a failed full pass) is left to

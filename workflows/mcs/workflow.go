@@ -18,6 +18,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
 // Names under which the workflow, its signals and its query are registered.
@@ -175,6 +176,7 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 		if finished {
 			return nil
 		}
+		r.describe(ctx)
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() || r.continueAsNewAsked(ctx) {
 			r.drain(changes, resyncs)
 			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
@@ -252,13 +254,7 @@ func (r *reconciler) continueAsNewAsked(ctx workflow.Context) bool {
 // wait blocks until a signal arrives or the next timed wake-up (safety resync, a provider's
 // grace running out, or a retry) is due. One timer is kept across waits.
 func (r *reconciler) wait(ctx workflow.Context, changes, resyncs workflow.ReceiveChannel) {
-	wakeAt := r.lastFull.Add(SafetyResync)
-	if !r.plan.NextWithdrawal.IsZero() && r.plan.NextWithdrawal.Before(wakeAt) {
-		wakeAt = r.plan.NextWithdrawal
-	}
-	if !r.retryAt.IsZero() && (r.lastFull.IsZero() || r.retryAt.Before(wakeAt)) {
-		wakeAt = r.retryAt
-	}
+	wakeAt := r.wakeUpAt()
 	if r.timer == nil || !wakeAt.Equal(r.timerAt) {
 		if r.cancelTimer != nil {
 			r.cancelTimer()
@@ -285,6 +281,19 @@ func (r *reconciler) wait(ctx workflow.Context, changes, resyncs workflow.Receiv
 	sel.Select(ctx)
 }
 
+// wakeUpAt is when the next timed full reconcile is due: the safety resync, a provider's
+// grace running out, or a retry, whichever comes first.
+func (r *reconciler) wakeUpAt() time.Time {
+	wakeAt := r.lastFull.Add(SafetyResync)
+	if !r.plan.NextWithdrawal.IsZero() && r.plan.NextWithdrawal.Before(wakeAt) {
+		wakeAt = r.plan.NextWithdrawal
+	}
+	if !r.retryAt.IsZero() && (r.lastFull.IsZero() || r.retryAt.Before(wakeAt)) {
+		wakeAt = r.retryAt
+	}
+	return wakeAt
+}
+
 // reconcile does what is pending and reports whether the workflow is finished (the object is
 // gone and everything it caused removed).
 func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
@@ -295,7 +304,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 
 	if pending.Full || r.obs == nil {
 		var obs act.Observation
-		if err := workflow.ExecuteLocalActivity(ctx, activities.ObserveMCS, r.ref).Get(ctx, &obs); err != nil {
+		observe := summary.Local(ctx, "read MultiClusterService %s, its Service and the Clusters", r.ref)
+		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveMCS, r.ref).Get(ctx, &obs); err != nil {
 			r.fail(ctx, now, PhaseObservationError)
 			return false
 		}
@@ -309,7 +319,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	case !obs.Exists || obs.Deleting:
 		return r.remove(ctx, now, obs)
 	case !obs.HasFinalizer:
-		if err := workflow.ExecuteLocalActivity(ctx, activities.AddFinalizer, r.ref).Get(ctx, nil); err != nil {
+		add := summary.Local(ctx, "add the finalizer to MultiClusterService %s", r.ref)
+		if err := workflow.ExecuteLocalActivity(add, activities.AddFinalizer, r.ref).Get(ctx, nil); err != nil {
 			r.fail(ctx, now, PhaseReconciling)
 			return false
 		}
@@ -344,7 +355,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 
 	if pending.Full {
 		in := act.PropagateServiceInput{MCS: r.ref, Clusters: plan.ServiceClusters(), Ports: obs.Ports, DetectedAt: pending.DetectedAt}
-		if err := workflow.ExecuteLocalActivity(ctx, activities.PropagateService, in).Get(ctx, nil); err != nil {
+		propagate := summary.Local(ctx, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
+		if err := workflow.ExecuteLocalActivity(propagate, activities.PropagateService, in).Get(ctx, nil); err != nil {
 			out.ServiceErr, failed = errorMessage(err), true
 		}
 	}
@@ -356,7 +368,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	dispatchChanged := r.dispatch(ctx, plan, obs, pending, changed)
 	if pending.Full || pending.Applied || dispatchChanged {
 		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied}
-		if err := workflow.ExecuteLocalActivity(ctx, activities.ObserveApplied, in).Get(ctx, &r.applied); err != nil {
+		observe := summary.Local(ctx, "check that the EndpointSlices of %s are applied in %s", r.ref, summary.List(in.Consumers))
+		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveApplied, in).Get(ctx, &r.applied); err != nil {
 			failed = true
 		}
 	}
@@ -410,7 +423,8 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 			futures = append(futures, nil)
 			continue
 		}
-		futures = append(futures, workflow.ExecuteLocalActivity(ctx, activities.CollectEndpointSlices, act.CollectInput{MCS: r.ref, Provider: p}))
+		collect := summary.Local(ctx, "collect EndpointSlices of %s from %s", r.ref, p)
+		futures = append(futures, workflow.ExecuteLocalActivity(collect, activities.CollectEndpointSlices, act.CollectInput{MCS: r.ref, Provider: p}))
 	}
 	var changed []string
 	for i, p := range targets {
@@ -458,7 +472,7 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 		if !full && len(in.Providers) == 0 {
 			continue
 		}
-		calls = append(calls, call{c, workflow.ExecuteLocalActivity(ctx, activities.DispatchEndpointSlices, in)})
+		calls = append(calls, call{c, workflow.ExecuteLocalActivity(r.dispatchSummary(ctx, in), activities.DispatchEndpointSlices, in)})
 	}
 	anyChanged := false
 	for _, c := range calls {
@@ -476,10 +490,10 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 // prune removes the collected Works of clusters that are no longer providers and the
 // dispatched Works of clusters that are no longer consumers.
 func (r *reconciler) prune(ctx workflow.Context, plan Plan) bool {
-	collected := workflow.ExecuteLocalActivity(ctx, activities.DeleteWorks,
-		act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers})
-	dispatched := workflow.ExecuteLocalActivity(ctx, activities.DeleteWorks,
-		act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers})
+	collected := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s collected from clusters other than %s", r.ref, summary.List(plan.Providers)),
+		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers})
+	dispatched := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s dispatched to clusters other than %s", r.ref, summary.List(plan.Consumers)),
+		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers})
 	errCollected, errDispatched := collected.Get(ctx, nil), dispatched.Get(ctx, nil)
 	return errCollected == nil && errDispatched == nil
 }
@@ -491,7 +505,8 @@ func (r *reconciler) remove(ctx workflow.Context, now time.Time, obs act.Observa
 		return false
 	}
 	if obs.Exists && obs.HasFinalizer {
-		if err := workflow.ExecuteLocalActivity(ctx, activities.RemoveFinalizer, r.ref).Get(ctx, nil); err != nil {
+		release := summary.Local(ctx, "remove the finalizer from MultiClusterService %s", r.ref)
+		if err := workflow.ExecuteLocalActivity(release, activities.RemoveFinalizer, r.ref).Get(ctx, nil); err != nil {
 			r.fail(ctx, now, PhaseDeleted)
 			return false
 		}
@@ -500,7 +515,8 @@ func (r *reconciler) remove(ctx workflow.Context, now time.Time, obs act.Observa
 }
 
 func (r *reconciler) deleteWorks(ctx workflow.Context, now time.Time) bool {
-	if err := workflow.ExecuteLocalActivity(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref}).Get(ctx, nil); err != nil {
+	remove := summary.Local(ctx, "delete every Work of %s in every cluster", r.ref)
+	if err := workflow.ExecuteLocalActivity(remove, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref}).Get(ctx, nil); err != nil {
 		r.fail(ctx, now, r.state.Phase)
 		return false
 	}
@@ -538,7 +554,8 @@ func (r *reconciler) writeStatus(ctx workflow.Context, conds []act.Condition) {
 		return
 	}
 	in := act.StatusInput{MCS: r.ref, Generation: r.state.Generation, Conditions: conds}
-	if err := workflow.ExecuteLocalActivity(ctx, activities.WriteStatus, in).Get(ctx, nil); err != nil {
+	write := summary.Local(ctx, "write the status of %s: %s", r.ref, conditionList(conds))
+	if err := workflow.ExecuteLocalActivity(write, activities.WriteStatus, in).Get(ctx, nil); err != nil {
 		r.pending.Full = true
 		r.scheduleRetry(workflow.Now(ctx))
 		return

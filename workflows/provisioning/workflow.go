@@ -385,6 +385,7 @@ func (r *reconciler) execute(ctx workflow.Context, step string, opts workflow.Ac
 	r.state.Step = step
 	r.state.Progress.Runs[step]++
 	workflow.SetCurrentDetails(ctx, "running "+step)
+	opts.Summary = step + " for Karmada " + r.ref.String()
 	actCtx, cancel := workflow.WithCancel(workflow.WithActivityOptions(ctx, opts))
 	defer cancel()
 	future := workflow.ExecuteActivity(actCtx, fn, args...)
