@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -78,9 +79,12 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		Host:                host,
 		ControlPlaneKube:    informers.NewSharedInformerFactory(controlPlane.Kube, opts.ResyncPeriod),
 		ControlPlaneDynamic: dynamicinformer.NewDynamicSharedInformerFactory(controlPlane.Dynamic, opts.ResyncPeriod),
-		HostDynamic:         dynamicinformer.NewDynamicSharedInformerFactory(host.Dynamic, opts.ResyncPeriod),
-		queueMetrics:        queueMetrics,
-		started:             started,
+		// Only the Karmadas --provisioning-selector matches: the others are karmada-operator's,
+		// so neither the trigger nor the ensure loop sees them.
+		HostDynamic: dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, opts.ResyncPeriod, metav1.NamespaceAll,
+			func(list *metav1.ListOptions) { list.LabelSelector = opts.ProvisioningSelector }),
+		queueMetrics: queueMetrics,
+		started:      started,
 	}
 	triggers, kinds, err := newTriggers(deps)
 	if err != nil {
