@@ -120,9 +120,12 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		// other capabilities shares its task queue.
 		mismatch := make(chan error, 1)
 		go func() {
-			mismatch <- capabilities.Watch(ctx, capabilityCheckPeriod, logger, func(ctx context.Context) error {
+			err := capabilities.Watch(ctx, capabilityCheckPeriod, logger, func(ctx context.Context) error {
 				return capabilities.CheckStarted(ctx, temporal, opts.TemporalNamespace, opts.TaskQueue, startedAt, capabilitySet)
 			})
+			if err != nil {
+				mismatch <- err
+			}
 		}()
 
 		select {
