@@ -133,12 +133,7 @@ func TestDeployChartAppliesOnServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			helmArgs := []string{"template", "karmadaflow", filepath.Join(repo, chart)}
-			for _, v := range tc.values {
-				helmArgs = append(helmArgs, "--set", v)
-			}
-			rendered, err := exec.CommandContext(ctx, helm, helmArgs...).Output()
-			require.NoError(t, err, "helm %s: %s", strings.Join(helmArgs, " "), stderr(err))
+			rendered := render(ctx, t, helm, repo, tc.values...)
 			objects := decode(t, rendered)
 			tc.check(t, objects)
 
@@ -209,6 +204,17 @@ func TestDeployChartCRDsMatchGenerated(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got), "%s differs from deploy/crds: run `make generate`", filepath.Base(path))
 	}
+}
+
+// render is the chart rendered by `helm template` with values (name=value each).
+func render(ctx context.Context, t *testing.T, helm, repo string, values ...string) []byte {
+	args := []string{"template", "karmadaflow", filepath.Join(repo, chart)}
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
+	rendered, err := exec.CommandContext(ctx, helm, args...).Output()
+	require.NoError(t, err, "helm %s: %s", strings.Join(args, " "), stderr(err))
+	return rendered
 }
 
 func names(paths []string) []string {
