@@ -5,9 +5,10 @@ include hack/tools/versions.mk
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 
-# Binaries of the local environment (see ../shared/spec/local-env.md).
+# Binaries of the local environment (see ../shared/spec/local-env.md), and helm, which the
+# end-to-end tests lint and render the chart with.
 ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok temporal \
-	temporal-server temporal-sql-tool temporal-ui-server
+	temporal-server temporal-sql-tool temporal-ui-server helm
 # Unit and replay tests need no environment; every other package under test/ does.
 GO_PACKAGES = $(shell go list ./... | grep -v '/test/') ./test/replay
 E2E_PACKAGES = $(shell go list ./test/... | grep -v '/test/replay$$')

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # generate.sh regenerates, from the Go types in api/, the deepcopy code (zz_generated.deepcopy.go
-# in each package) and the CRDs in deploy/crds/. `make generate` builds bin/controller-gen at
+# in each package) and the CRDs in deploy/crds/, copied into the Helm chart's files/crds/. `make generate` builds bin/controller-gen at
 # the pinned version first; run from anywhere.
 set -euo pipefail
 
@@ -29,3 +29,8 @@ for f in cluster.karmada.io_clusters.yaml search.karmada.io_resourceregistries.y
 done
 rm -f deploy/crds/*.yaml
 cp "$out"/*.yaml deploy/crds/
+# The Helm chart carries the same files (a chart reads files inside its own directory only).
+chart_crds=deploy/charts/karmadaflow/files/crds
+mkdir -p "$chart_crds"
+rm -f "$chart_crds"/*.yaml
+cp deploy/crds/*.yaml "$chart_crds"/

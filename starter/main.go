@@ -13,14 +13,17 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/daemon"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
@@ -30,7 +33,12 @@ import (
 
 func main() { daemon.Main(options.Starter, run) }
 
+// capabilityCheckPeriod is how often the starter looks for workers on its task queue whose
+// capabilities differ from its own.
+const capabilityCheckPeriod = 10 * time.Second
+
 func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
+	startedAt := time.Now()
 	metrics, err := observability.NewMetrics()
 	if err != nil {
 		return err
@@ -64,6 +72,8 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	capabilitySet := capabilities.Of(opts)
+	clientOptions.Identity = capabilities.Identity(options.Starter, capabilitySet)
 	temporal, err := client.NewLazyClient(clientOptions)
 	if err != nil {
 		return fmt.Errorf("creating Temporal client for %s: %w", opts.TemporalAddress, err)
@@ -78,9 +88,12 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		Host:                host,
 		ControlPlaneKube:    informers.NewSharedInformerFactory(controlPlane.Kube, opts.ResyncPeriod),
 		ControlPlaneDynamic: dynamicinformer.NewDynamicSharedInformerFactory(controlPlane.Dynamic, opts.ResyncPeriod),
-		HostDynamic:         dynamicinformer.NewDynamicSharedInformerFactory(host.Dynamic, opts.ResyncPeriod),
-		queueMetrics:        queueMetrics,
-		started:             started,
+		// Only the Karmadas --provisioning-selector matches: the others are karmada-operator's,
+		// so neither the trigger nor the ensure loop sees them.
+		HostDynamic: dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, opts.ResyncPeriod, metav1.NamespaceAll,
+			func(list *metav1.ListOptions) { list.LabelSelector = opts.ProvisioningSelector }),
+		queueMetrics: queueMetrics,
+		started:      started,
 	}
 	triggers, kinds, err := newTriggers(deps)
 	if err != nil {
@@ -106,6 +119,13 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 
 	group, ctx := errgroup.WithContext(ctx)
 	group.Go(func() error { return server.Run(ctx) })
+	// Workers polling the task queue since this starter started, with other capabilities: the
+	// starter would start workflows they do not register (or none they need).
+	group.Go(func() error {
+		return capabilities.Watch(ctx, capabilityCheckPeriod, logger, func(ctx context.Context) error {
+			return capabilities.CheckWorkers(ctx, temporal, opts.TaskQueue, startedAt, capabilitySet)
+		})
+	})
 	group.Go(func() error {
 		// Keys handled before Temporal answers would only pile up retries.
 		if err := observability.WaitFor(ctx, "Temporal", target.Usable, logger); err != nil {

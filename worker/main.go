@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/daemon"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
@@ -31,7 +33,12 @@ func main() {
 	daemon.Main(options.Worker, run)
 }
 
+// capabilityCheckPeriod is how often the worker looks for workflows started on its task queue
+// that it does not register.
+const capabilityCheckPeriod = 10 * time.Second
+
 func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
+	startedAt := time.Now()
 	metrics, err := observability.NewMetrics()
 	if err != nil {
 		return err
@@ -52,6 +59,8 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	capabilitySet := capabilities.Of(opts)
+	clientOptions.Identity = capabilities.Identity(options.Worker, capabilitySet)
 	temporal, err := client.NewLazyClient(clientOptions)
 	if err != nil {
 		return fmt.Errorf("creating Temporal client for %s: %w", opts.TemporalAddress, err)
@@ -105,7 +114,19 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		}
 		polling.Store(true)
 		logger.Info("worker polling", zap.String("taskQueue", opts.TaskQueue),
-			zap.String("namespace", opts.TemporalNamespace), zap.String("temporal", opts.TemporalAddress))
+			zap.String("namespace", opts.TemporalNamespace), zap.String("temporal", opts.TemporalAddress),
+			zap.Stringer("capabilities", capabilitySet))
+		// Workflows this worker does not register, started after it started: a starter with
+		// other capabilities shares its task queue.
+		mismatch := make(chan error, 1)
+		go func() {
+			err := capabilities.Watch(ctx, capabilityCheckPeriod, logger, func(ctx context.Context) error {
+				return capabilities.CheckStarted(ctx, temporal, opts.TemporalNamespace, opts.TaskQueue, startedAt, capabilitySet)
+			})
+			if err != nil {
+				mismatch <- err
+			}
+		}()
 
 		select {
 		case <-ctx.Done():
@@ -117,6 +138,10 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			polling.Store(false)
 			w.Stop()
 			return fmt.Errorf("worker on task queue %s: %w", opts.TaskQueue, err)
+		case err := <-mismatch:
+			polling.Store(false)
+			w.Stop()
+			return err
 		}
 	})
 	return group.Wait()

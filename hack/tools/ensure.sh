@@ -85,6 +85,7 @@ for tool in "$@"; do
     temporal-sql-tool) build_temporal temporal-sql-tool go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/tools/sql ;;
     temporal-ui-server) build_temporal temporal-ui-server github.com/temporalio/ui-server/v2 "$TEMPORAL_UI_SERVER_VERSION" github.com/temporalio/ui-server/v2/cmd/server ;;
     controller-gen) install_module controller-gen sigs.k8s.io/controller-tools sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION" ;;
+    helm) install_module helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$HELM_VERSION" ;;
     workflowcheck) install_module workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" ;;
     *) echo "ensure.sh: unknown tool $tool" >&2; exit 2 ;;
   esac

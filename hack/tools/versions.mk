@@ -7,5 +7,7 @@ TEMPORAL_CLI_VERSION   := v1.5.1
 # The Temporal server, its SQL schema tool and the Web UI server (module hack/tools/temporal).
 TEMPORAL_SERVER_VERSION    := v1.32.1
 TEMPORAL_UI_SERVER_VERSION := v2.55.0
+# Helm renders and lints deploy/charts (its own module graph: go install, Kubernetes v0.37).
+HELM_VERSION           := v3.22.0
 CONTROLLER_GEN_VERSION := v0.20.1
 WORKFLOWCHECK_VERSION  := v0.6.0

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/leaderelection"
 )
 
@@ -123,6 +124,9 @@ type Options struct {
 	// EnableProvisioning installs a Karmada control plane for every Karmada object of the host
 	// cluster (which then needs the Karmada CRD).
 	EnableProvisioning bool
+	// ProvisioningSelector limits provisioning to the Karmada objects it matches (a label
+	// selector; empty: all), so that karmada-operator keeps the others (starter).
+	ProvisioningSelector string
 
 	// Capability flags go here, with their defaults in Default, their flags in AddFlags and
 	// their checks in Validate.
@@ -232,6 +236,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", o.ClusterProbeInterval, "how often each member cluster's health is probed")
 		fs.DurationVar(&o.WorkflowTaskTimeout, "workflow-task-timeout", o.WorkflowTaskTimeout, "bound of each workflow task of the runs this starts; a task held by a worker that crashed goes to another worker after it")
 		fs.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", o.ClusterFailureThreshold, "how long a cluster's probes must fail before it is marked not Ready (a success marks it Ready at once)")
+		fs.StringVar(&o.ProvisioningSelector, "provisioning-selector", o.ProvisioningSelector, "label selector of the Karmada objects to provision (empty: all); the others are left to karmada-operator")
 		fs.DurationVar(&o.EnsurePeriod, "ensure-period", o.EnsurePeriod, "how often every owned object is checked to have a running workflow (one visibility query per workflow type); missing ones are started")
 		le := &o.LeaderElection
 		fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled, "elect a leader on a Lease of the host cluster; only the leader signals and starts workflows (run two replicas with it)")
@@ -390,6 +395,14 @@ func (o *Options) Validate() error {
 	}
 	if o.StickyScheduleToStartTimeout < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("--sticky-schedule-to-start-timeout must be at least 100ms, got %v", o.StickyScheduleToStartTimeout))
+	}
+	if o.ProvisioningSelector != "" {
+		if _, err := labels.Parse(o.ProvisioningSelector); err != nil {
+			errs = append(errs, fmt.Errorf("--provisioning-selector: %w", err))
+		}
+		if !o.EnableProvisioning {
+			errs = append(errs, errors.New("--provisioning-selector needs --enable-provisioning"))
+		}
 	}
 	if o.EnsurePeriod <= 0 {
 		errs = append(errs, fmt.Errorf("--ensure-period must be positive, got %v", o.EnsurePeriod))

@@ -76,6 +76,8 @@ func TestStarterValidation(t *testing.T) {
 		"renew deadline beyond lease":    {"--leader-elect", "--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=5s"},
 		"retry period beyond renewal":    {"--leader-elect", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2s"},
 		"leader election without a name": {"--leader-elect", "--leader-elect-resource-name="},
+		"bad provisioning selector":      {"--provisioning-selector=a in (b"},
+		"selector without provisioning":  {"--enable-provisioning=false", "--provisioning-selector=a=b"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(Starter, args, env(nil))

@@ -1,0 +1,133 @@
+{{/* The namespace of every namespaced object. */}}
+{{- define "karmadaflow.namespace" -}}
+{{ .Values.namespace.name }}
+{{- end }}
+
+{{/* Labels of a component's objects: the component's name is the argument's .component. */}}
+{{- define "karmadaflow.labels" -}}
+app.kubernetes.io/name: karmadaflow
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* Selector labels of a component's pods. */}}
+{{- define "karmadaflow.selectorLabels" -}}
+app.kubernetes.io/name: karmadaflow
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* The image of a component (worker or starter). */}}
+{{- define "karmadaflow.image" -}}
+{{ printf "%s/karmadaflow-%s:%s" .root.Values.image.repository .component (.root.Values.image.tag | default .root.Chart.AppVersion) }}
+{{- end }}
+
+{{/* Whether the mode is besideKarmada; fails on an unknown mode or target. */}}
+{{- define "karmadaflow.besideKarmada" -}}
+{{- if not (has .Values.mode (list "standalone" "besideKarmada")) }}
+{{- fail (printf "mode must be standalone or besideKarmada, got %q" .Values.mode) }}
+{{- end }}
+{{- if not (has .Values.target (list "host" "controlPlane")) }}
+{{- fail (printf "target must be host or controlPlane, got %q" .Values.target) }}
+{{- end }}
+{{- if eq .Values.mode "besideKarmada" }}true{{ end }}
+{{- end }}
+
+{{/* Whether Karmada provisioning is on: by default in standalone mode, on request (with a
+selector) beside Karmada. */}}
+{{- define "karmadaflow.provisioning" -}}
+{{- $p := .Values.provisioning }}
+{{- if include "karmadaflow.besideKarmada" . }}
+{{- if $p.enabled }}
+{{- if not $p.selector }}
+{{- fail "provisioning.selector is required to enable provisioning beside Karmada: karmada-operator keeps the Karmada objects it does not match" }}
+{{- end }}true
+{{- end }}
+{{- else if or (kindIs "invalid" $p.enabled) $p.enabled }}true
+{{- end }}
+{{- end }}
+
+{{/* Capability flags, the same for the worker and the starter (each refuses a peer whose
+capabilities differ). */}}
+{{- define "karmadaflow.capabilityArgs" -}}
+{{- $standalone := not (include "karmadaflow.besideKarmada" .) }}
+- --enable-work-execution={{ $standalone }}
+- --enable-cluster-health={{ $standalone }}
+- --enable-provisioning={{ include "karmadaflow.provisioning" . | eq "true" }}
+{{- end }}
+
+{{/* Temporal flags of the worker, the starter and the bootstrap Job. */}}
+{{- define "karmadaflow.temporalArgs" -}}
+{{- $t := .Values.temporal }}
+- --temporal-address={{ $t.address }}
+- --temporal-namespace={{ $t.namespace }}
+{{- if or $t.tls.enabled $t.apiKey.existingSecret }}
+- --temporal-tls
+{{- end }}
+{{- if $t.tls.serverName }}
+- --temporal-tls-server-name={{ $t.tls.serverName }}
+{{- end }}
+{{- if $t.tls.existingSecret }}
+{{- if $t.tls.caKey }}
+- --temporal-tls-ca-file=/etc/karmadaflow/temporal-tls/{{ $t.tls.caKey }}
+{{- end }}
+{{- if $t.tls.certKey }}
+{{- if not $t.tls.keyKey }}
+{{- fail "temporal.tls.keyKey must name the key of the client certificate's private key (or temporal.tls.certKey be empty)" }}
+{{- end }}
+- --temporal-tls-cert-file=/etc/karmadaflow/temporal-tls/{{ $t.tls.certKey }}
+- --temporal-tls-key-file=/etc/karmadaflow/temporal-tls/{{ $t.tls.keyKey }}
+{{- end }}
+{{- end }}
+{{- if $t.apiKey.existingSecret }}
+- --temporal-api-key-file=/etc/karmadaflow/temporal-api-key/{{ $t.apiKey.key }}
+{{- end }}
+{{- end }}
+
+{{/* Volume mounts of the Temporal credentials. */}}
+{{- define "karmadaflow.temporalVolumeMounts" -}}
+{{- $t := .Values.temporal }}
+{{- if $t.tls.existingSecret }}
+- name: temporal-tls
+  mountPath: /etc/karmadaflow/temporal-tls
+  readOnly: true
+{{- end }}
+{{- if $t.apiKey.existingSecret }}
+- name: temporal-api-key
+  mountPath: /etc/karmadaflow/temporal-api-key
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/* Volumes of the Temporal credentials. */}}
+{{- define "karmadaflow.temporalVolumes" -}}
+{{- $t := .Values.temporal }}
+{{- if $t.tls.existingSecret }}
+- name: temporal-tls
+  secret:
+    secretName: {{ $t.tls.existingSecret }}
+{{- end }}
+{{- if $t.apiKey.existingSecret }}
+- name: temporal-api-key
+  secret:
+    secretName: {{ $t.apiKey.existingSecret }}
+{{- end }}
+{{- end }}
+
+{{/* The pod and container security settings of every karmadaflow container (restricted). */}}
+{{- define "karmadaflow.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+{{- define "karmadaflow.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: ["ALL"]
+{{- end }}

@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/karmadaflow/karmadaflow/test/env"
+)
+
+// TestDeployChartRBACRefusesOutside installs the chart's ServiceAccounts and RBAC (and nothing
+// else) for real, on the control plane and on the host, and asks each API server's authorizer
+// what the worker and the starter may do: Secrets only in the namespaces that hold cluster
+// credentials and Karmada instances, the Lease only in karmadaflow's namespace, impersonation
+// only with the proxy on.
+func TestDeployChartRBACRefusesOutside(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	helm, kubectl := tool(t, repo, "helm"), tool(t, repo, "kubectl")
+	ensureNamespaces(t, testEnv.Host, "karmadaflow-system", "karmada-system")
+	ensureNamespaces(t, testEnv.ControlPlane, "karmadaflow-system", env.ClusterSecretNamespace)
+
+	type check struct {
+		component, verb, group, resource, namespace, name string
+		allowed                                           bool
+	}
+	for _, tc := range []struct {
+		name    string
+		values  []string
+		cluster *env.Cluster
+		checks  []check
+	}{
+		{
+			name: "control plane", values: []string{"target=controlPlane"}, cluster: testEnv.ControlPlane,
+			checks: []check{
+				{"worker", "get", "", "secrets", env.ClusterSecretNamespace, "member1", true},
+				{"starter", "get", "", "secrets", env.ClusterSecretNamespace, "member1", true},
+				{"worker", "get", "", "secrets", "kube-system", "", false},
+				{"starter", "list", "", "secrets", env.ClusterSecretNamespace, "", false},
+				{"worker", "impersonate", "", "users", "", "", false},
+				{"worker", "update", "cluster.karmada.io", "clusters/status", "", "member1", true},
+				{"worker", "create", "work.karmada.io", "works", "karmada-es-member1", "", true},
+				{"starter", "create", "work.karmada.io", "works", "karmada-es-member1", "", false},
+			},
+		},
+		{
+			name: "control plane with the proxy", values: []string{"target=controlPlane", "proxy.enabled=true"}, cluster: testEnv.ControlPlane,
+			checks: []check{
+				{"worker", "impersonate", "", "users", "", "", true},
+				{"starter", "impersonate", "", "users", "", "", false},
+			},
+		},
+		{
+			name: "host", values: []string{"target=host"}, cluster: testEnv.Host,
+			checks: []check{
+				{"worker", "create", "", "secrets", "karmada-system", "", true},
+				{"worker", "get", "", "secrets", "default", "", false},
+				{"starter", "get", "", "secrets", "karmada-system", "", false},
+				{"starter", "update", "coordination.k8s.io", "leases", "karmadaflow-system", "karmadaflow-starter", true},
+				{"starter", "update", "coordination.k8s.io", "leases", "default", "karmadaflow-starter", false},
+				{"worker", "update", "coordination.k8s.io", "leases", "karmadaflow-system", "karmadaflow-starter", false},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			rbac := onlyKinds(t, decode(t, render(ctx, t, helm, repo, tc.values...)), "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+
+			apply := exec.CommandContext(ctx, kubectl, "apply", "--server-side", "--force-conflicts", "--kubeconfig", tc.cluster.Kubeconfig, "-f", "-")
+			apply.Stdin = bytes.NewReader(rbac)
+			out, err := apply.CombinedOutput()
+			require.NoError(t, err, "kubectl apply:\n%s", out)
+			t.Cleanup(func() {
+				remove := exec.Command(kubectl, "delete", "--ignore-not-found", "--kubeconfig", tc.cluster.Kubeconfig, "-f", "-")
+				remove.Stdin = bytes.NewReader(rbac)
+				out, err := remove.CombinedOutput()
+				assert.NoError(t, err, "kubectl delete:\n%s", out)
+			})
+
+			for _, c := range tc.checks {
+				user := "system:serviceaccount:karmadaflow-system:karmadaflow-" + c.component
+				resource, subresource, _ := strings.Cut(c.resource, "/")
+				review, err := tc.cluster.Client().AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+					Spec: authorizationv1.SubjectAccessReviewSpec{
+						User:   user,
+						Groups: []string{"system:serviceaccounts", "system:serviceaccounts:karmadaflow-system", "system:authenticated"},
+						ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: c.verb, Group: c.group, Resource: resource,
+							Subresource: subresource, Namespace: c.namespace, Name: c.name},
+					},
+				}, metav1.CreateOptions{})
+				require.NoError(t, err)
+				assert.Equal(t, c.allowed, review.Status.Allowed, "%s %s %s in %q (%s): %s", c.component, c.verb, c.resource,
+					c.namespace, review.Status.Reason, review.Status.EvaluationError)
+			}
+		})
+	}
+}
+
+// onlyKinds re-encodes the objects of the given kinds as one YAML stream.
+func onlyKinds(t *testing.T, objects map[string]*unstructured.Unstructured, kinds ...string) []byte {
+	var out bytes.Buffer
+	for _, o := range objects {
+		if !slices.Contains(kinds, o.GetKind()) {
+			continue
+		}
+		data, err := yaml.Marshal(o.Object)
+		require.NoError(t, err)
+		out.WriteString("---\n")
+		out.Write(data)
+	}
+	return out.Bytes()
+}
