@@ -13,6 +13,11 @@ GO_PACKAGES = $(shell go list ./... | grep -v '/test/') ./test/replay
 E2E_PACKAGES = $(shell go list ./test/... | grep -v '/test/replay$$')
 # The set a replay recording adds beside the older ones: the date and the commit.
 RECORD_SET := $(shell date -u +%Y%m%d)-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# What `--version` prints, stamped into the binaries.
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_LDFLAGS := -X github.com/karmadaflow/karmadaflow/internal/version.Version=$(VERSION) \
+	-X github.com/karmadaflow/karmadaflow/internal/version.Commit=$(COMMIT)
 TEST_TIMEOUT ?= 80m
 # An execution count, not a duration: with a duration, Go's fuzz coordinator can fail a target
 # with a bare "context deadline exceeded" as the time runs out on a busy machine (go.dev/issue/75804).
@@ -33,8 +38,8 @@ generate: ## Regenerate deepcopy code and CRDs from api/.
 
 .PHONY: build
 build: ## Build the worker and starter binaries into bin/.
-	go build -o bin/worker ./worker
-	go build -o bin/starter ./starter
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/worker ./worker
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/starter ./starter
 
 .PHONY: lint
 lint: ## gofmt, go vet, generated code up to date, workflow determinism check.
