@@ -86,6 +86,8 @@ for tool in "$@"; do
     temporal-ui-server) build_temporal temporal-ui-server github.com/temporalio/ui-server/v2 "$TEMPORAL_UI_SERVER_VERSION" github.com/temporalio/ui-server/v2/cmd/server ;;
     controller-gen) install_module controller-gen sigs.k8s.io/controller-tools sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION" ;;
     workflowcheck) install_module workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" ;;
+    ko) install_module ko github.com/google/ko github.com/google/ko "$KO_VERSION" ;;
+    crane) install_module crane github.com/google/go-containerregistry github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION" ;;
     *) echo "ensure.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done
