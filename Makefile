@@ -11,9 +11,16 @@ ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl 
 	temporal-server temporal-sql-tool temporal-ui-server helm
 # Unit and replay tests need no environment; every other package under test/ does.
 GO_PACKAGES = $(shell go list ./... | grep -v '/test/') ./test/replay
-E2E_PACKAGES = $(shell go list ./test/... | grep -v '/test/replay$$')
+E2E_PACKAGES = $(shell go list ./test/... | grep -v -e '/test/replay$$' -e '/test/images$$')
 # The set a replay recording adds beside the older ones: the date and the commit.
 RECORD_SET := $(shell date -u +%Y%m%d)-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# What `--version` prints and the images' tag, stamped into the binaries.
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_LDFLAGS := -X github.com/karmadaflow/karmadaflow/internal/version.Version=$(VERSION) \
+	-X github.com/karmadaflow/karmadaflow/internal/version.Commit=$(COMMIT)
+# The repository of the images: $(IMAGE_REPO)/worker:$(VERSION) and $(IMAGE_REPO)/starter:$(VERSION).
+IMAGE_REPO ?= karmadaflow
 TEST_TIMEOUT ?= 80m
 # An execution count, not a duration: with a duration, Go's fuzz coordinator can fail a target
 # with a bare "context deadline exceeded" as the time runs out on a busy machine (go.dev/issue/75804).
@@ -35,8 +42,16 @@ generate: ## Regenerate deepcopy code and CRDs from api/.
 
 .PHONY: build
 build: ## Build the worker and starter binaries into bin/.
-	go build -o bin/worker ./worker
-	go build -o bin/starter ./starter
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/worker ./worker
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/starter ./starter
+
+.PHONY: images
+images: ## Build the worker and starter images with ko (no Docker, no registry) into .images/<component>.tar.
+	VERSION="$(VERSION)" COMMIT="$(COMMIT)" LDFLAGS="$(VERSION_LDFLAGS)" IMAGE_REPO="$(IMAGE_REPO)" hack/images.sh
+
+.PHONY: images-test
+images-test: images ## Open the images: user, entrypoint, labels, CA certificates, and the binary's --version.
+	IMAGE_REPO="$(IMAGE_REPO)" go test -count=1 ./test/images/
 
 .PHONY: lint
 lint: ## gofmt, go vet, generated code up to date, workflow determinism check.
@@ -71,7 +86,7 @@ fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded number 
 	done
 
 .PHONY: test
-test: lint unit fuzz e2e e2e-temporal-server ## Every test: lint, unit, replay, fuzz, end-to-end (also on the Temporal server).
+test: lint unit images-test fuzz e2e e2e-temporal-server ## Every test: lint, unit, replay, images, fuzz, end-to-end (also on the Temporal server).
 
 .PHONY: bench
 bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md).
@@ -91,4 +106,4 @@ run: tools build ## Bring up the local environment, the worker and the starter; 
 
 .PHONY: clean
 clean:
-	rm -rf bin .localenv
+	rm -rf bin .localenv .images

@@ -87,6 +87,8 @@ for tool in "$@"; do
     controller-gen) install_module controller-gen sigs.k8s.io/controller-tools sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION" ;;
     helm) install_module helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$HELM_VERSION" ;;
     workflowcheck) install_module workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" ;;
+    ko) install_module ko github.com/google/ko github.com/google/ko "$KO_VERSION" ;;
+    crane) install_module crane github.com/google/go-containerregistry github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION" ;;
     *) echo "ensure.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

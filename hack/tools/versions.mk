@@ -11,3 +11,7 @@ TEMPORAL_UI_SERVER_VERSION := v2.55.0
 HELM_VERSION           := v3.22.0
 CONTROLLER_GEN_VERSION := v0.20.1
 WORKFLOWCHECK_VERSION  := v0.6.0
+# Image builds (make images): ko builds the images, crane the base image and the loopback
+# registry ko reads it from.
+KO_VERSION             := v0.19.1
+CRANE_VERSION          := v0.22.1

@@ -18,6 +18,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/leaderelection"
+
+	"github.com/karmadaflow/karmadaflow/internal/version"
 )
 
 // Component is the process the options configure.
@@ -268,8 +270,13 @@ func Parse(component Component, args []string, getenv func(string) string) (*Opt
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	// Added after the environment is read: --version has no environment variable.
+	printVersion := fs.Bool(versionFlag, false, versionUsage)
 	if err := fs.Parse(args); err != nil {
 		return nil, err // flag.ErrHelp for -h and --help
+	}
+	if *printVersion {
+		return nil, ErrVersion
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -280,13 +287,25 @@ func Parse(component Component, args []string, getenv func(string) string) (*Opt
 	return o, nil
 }
 
+// ErrVersion is Parse's answer to --version.
+var ErrVersion = errors.New("version requested")
+
+const (
+	versionFlag  = "version"
+	versionUsage = "print the version and commit, and exit"
+)
+
 // FromCommandLine parses args (the process's, after the program name and any subcommand)
-// and the environment. It prints the usage and exits 0 for --help, and prints the problem
-// and exits 2 for invalid options.
+// and the environment. It prints the usage and exits 0 for --help, prints the version and
+// exits 0 for --version, and prints the problem and exits 2 for invalid options.
 func FromCommandLine(component Component, args []string) *Options {
 	o, err := Parse(component, args, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Print(Usage(component))
+		os.Exit(0)
+	}
+	if errors.Is(err, ErrVersion) {
+		fmt.Println(version.String(string(component)))
 		os.Exit(0)
 	}
 	if err != nil {
@@ -310,6 +329,7 @@ func Usage(component Component) string {
 	fs.VisitAll(func(f *flag.Flag) {
 		fmt.Fprintf(&b, "  --%s (%s)\n    \t%s (default %q)\n", f.Name, EnvName(f.Name), f.Usage, f.DefValue)
 	})
+	fmt.Fprintf(&b, "  --%s\n    \t%s\n", versionFlag, versionUsage)
 	return b.String()
 }
 

@@ -109,3 +109,13 @@ func TestHelp(t *testing.T) {
 	_, err := Parse(Worker, []string{"--help"}, env(nil))
 	assert.ErrorIs(t, err, flag.ErrHelp)
 }
+
+func TestVersion(t *testing.T) {
+	_, err := Parse(Worker, []string{"--temporal-address=temporal:7233", "--version"}, env(nil))
+	assert.ErrorIs(t, err, ErrVersion)
+	assert.Contains(t, Usage(Starter), "--version")
+
+	// --version is a command-line request only: no environment variable asks for it.
+	_, err = Parse(Starter, nil, env(map[string]string{"KARMADAFLOW_VERSION": "true"}))
+	assert.NoError(t, err)
+}

@@ -22,7 +22,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* The image of a component (worker or starter). */}}
 {{- define "karmadaflow.image" -}}
-{{ printf "%s/karmadaflow-%s:%s" .root.Values.image.repository .component (.root.Values.image.tag | default .root.Chart.AppVersion) }}
+{{ printf "%s/%s:%s" .root.Values.image.repository .component (.root.Values.image.tag | default .root.Chart.AppVersion) }}
 {{- end }}
 
 {{/* Whether the mode is besideKarmada; fails on an unknown mode or target. */}}
