@@ -338,6 +338,7 @@ func TestMCSMetrics(t *testing.T) {
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
 	scale(t, testEnv.Member(m1), ns, app, 2) // a slice change, detected by the starter
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+	expectReadyColumn(t, ns, app, "True")
 
 	eventually(t, 10*time.Second, func() error {
 		_, body := httpGet(t, "http://"+svc.MetricsAddress("worker")+"/metrics")
@@ -345,6 +346,7 @@ func TestMCSMetrics(t *testing.T) {
 			`mcs_sync_svc_duration_seconds_count `,
 			`mcs_sync_eps_duration_seconds_count{cluster="` + m2 + `"}`,
 			`mcs_propagation_duration_seconds_count{cluster="` + m2 + `"}`,
+			`rest_client_requests_total{code="200",method="PUT"`, // the status writes
 		} {
 			if !strings.Contains(body, series) {
 				return fmt.Errorf("worker metrics lack %s", series)

@@ -537,7 +537,7 @@ func (r *reconciler) writeStatus(ctx workflow.Context, conds []act.Condition) {
 	if key == r.lastStatus {
 		return
 	}
-	in := act.StatusInput{MCS: r.ref, Generation: r.state.Generation, Conditions: conds}
+	in := act.StatusInput{MCS: r.ref, Generation: r.state.Generation, Conditions: conds, Withdrawn: r.state.Withdrawn}
 	if err := workflow.ExecuteLocalActivity(ctx, activities.WriteStatus, in).Get(ctx, nil); err != nil {
 		r.pending.Full = true
 		r.scheduleRetry(workflow.Now(ctx))
