@@ -64,10 +64,10 @@ build_kubernetes() { # build_kubernetes COMMAND
   (cd "$tools_mod" && go build -ldflags "$stamp" -o "$bin/$1" "k8s.io/kubernetes/cmd/$1")
 }
 
-install_module() { # install_module BINARY MODULE PACKAGE VERSION
+install_module() { # install_module BINARY MODULE PACKAGE VERSION [BUILD FLAG...]
   has_version "$1" "$2" "$4" && return
   echo "building $1 ($2 $4)"
-  GOBIN="$bin" go install "$3@$4"
+  GOBIN="$bin" go install "${@:5}" "$3@$4"
 }
 
 for tool in "$@"; do
@@ -85,6 +85,7 @@ for tool in "$@"; do
     temporal-sql-tool) build_temporal temporal-sql-tool go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/tools/sql ;;
     temporal-ui-server) build_temporal temporal-ui-server github.com/temporalio/ui-server/v2 "$TEMPORAL_UI_SERVER_VERSION" github.com/temporalio/ui-server/v2/cmd/server ;;
     controller-gen) install_module controller-gen sigs.k8s.io/controller-tools sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION" ;;
+    promtool) install_module promtool github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool "$PROMETHEUS_VERSION" -tags=remove_all_sd ;;
     workflowcheck) install_module workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" ;;
     *) echo "ensure.sh: unknown tool $tool" >&2; exit 2 ;;
   esac

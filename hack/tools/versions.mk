@@ -9,3 +9,7 @@ TEMPORAL_SERVER_VERSION    := v1.32.1
 TEMPORAL_UI_SERVER_VERSION := v2.55.0
 CONTROLLER_GEN_VERSION := v0.20.1
 WORKFLOWCHECK_VERSION  := v0.6.0
+# promtool checks and unit-tests the alert rules (`make monitoring-check`); installed with
+# `go install pkg@version`, so its dependencies never touch hack/tools/go.mod. The tag leaves
+# out the service-discovery plugins, which promtool's rule checks do not use.
+PROMETHEUS_VERSION     := v0.316.0
