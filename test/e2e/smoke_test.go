@@ -69,7 +69,7 @@ func TestSmoke(t *testing.T) {
 			code, body = httpGet(t, base+"/metrics")
 			require.Equal(t, http.StatusOK, code)
 			for _, family := range []string{"go_goroutines", "process_resident_memory_bytes", "temporal_request",
-				`rest_client_requests_total{code="200",method="GET"`, "rest_client_request_duration_seconds_bucket{"} {
+				`rest_client_requests_total{code="200",host="`, "rest_client_request_duration_seconds_bucket{"} {
 				require.True(t, strings.Contains(body, family), "%s metrics lack %s", component, family)
 			}
 		})
