@@ -61,6 +61,14 @@ lint: ## gofmt, go vet, generated code up to date, workflow determinism check.
 	hack/tools/ensure.sh workflowcheck
 	bin/workflowcheck ./workflows/...
 
+MONITORING_DIR := deploy/charts/karmadaflow/monitoring
+
+.PHONY: monitoring-check
+monitoring-check: ## Check the alert rules with promtool and run their unit tests.
+	hack/tools/ensure.sh promtool
+	bin/promtool check rules $(MONITORING_DIR)/alerts.yaml
+	cd $(MONITORING_DIR) && $(CURDIR)/bin/promtool test rules alerts.test.yaml
+
 .PHONY: unit
 unit: ## Unit and replay tests (no environment needed).
 	go test -count=1 $(GO_PACKAGES)
@@ -86,7 +94,7 @@ fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded number 
 	done
 
 .PHONY: test
-test: lint unit images-test fuzz e2e e2e-temporal-server ## Every test: lint, unit, replay, images, fuzz, end-to-end (also on the Temporal server).
+test: lint monitoring-check unit images-test fuzz e2e e2e-temporal-server ## Every test: lint, alert rules, unit, replay, images, fuzz, end-to-end (also on the Temporal server).
 
 .PHONY: bench
 bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md).

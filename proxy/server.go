@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,7 @@ type Config struct {
 type Server struct {
 	cfg        Config
 	identities *identities
+	accessLog  *zap.Logger
 }
 
 // NewServer returns the proxy handler.
@@ -55,7 +57,7 @@ func NewServer(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Server{cfg: cfg, identities: newIdentities(cfg.Auth, 10*time.Second)}
+	return &Server{cfg: cfg, identities: newIdentities(cfg.Auth, 10*time.Second), accessLog: cfg.Logger.Named("access")}
 }
 
 // request is one call through the proxy.
@@ -66,7 +68,18 @@ type request struct {
 	caller Caller
 }
 
+// ServeHTTP serves a request and writes its line in the access log: one line per request,
+// naming the caller, the clusters reached, the status and the duration.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	recorder := &responseRecorder{ResponseWriter: w}
+	a := access{verb: verbOf(r.Method)}
+	s.serve(recorder, r, &a)
+	s.logAccess(r, a, recorder.status, time.Since(start))
+}
+
+// serve routes a request, recording in a who asked and where it went.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, a *access) {
 	target, err := ParsePath(r.URL.Path)
 	if err != nil {
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, err.Error())
@@ -77,7 +90,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized: "+err.Error())
 		return
 	}
-	verb := verbOf(r.Method)
+	a.caller = caller
+	verb := a.verb
 	allowed, err := s.identities.authorize(r.Context(), caller, verb)
 	switch {
 	case err != nil:
@@ -91,8 +105,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &request{w: w, r: r, target: target, caller: caller}
 	placements := s.placements(target)
 	if len(placements) == 0 {
+		a.clusters = []string{controlPlaneName}
 		s.toControlPlane(req)
 		return
+	}
+	for _, p := range placements {
+		if !slices.Contains(a.clusters, p.Cluster) {
+			a.clusters = append(a.clusters, p.Cluster)
+		}
 	}
 	watch := target.Watch || isTrue(r.URL.Query().Get("watch"))
 	switch {

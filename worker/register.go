@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 
 	executionactivities "github.com/karmadaflow/karmadaflow/activities/execution"
 	"github.com/karmadaflow/karmadaflow/activities/health"
@@ -63,6 +65,11 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	}
 	works := workcache.New(deps.ControlPlane.Dynamic, scope)
 	go works.Run(ctx)
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: deps.ControlPlane.Kube.EventsV1()})
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("recording Events to the control plane: %w", err)
+	}
+	context.AfterFunc(ctx, broadcaster.Shutdown)
 	mcs.Register(w, &mcsactivities.Activities{
 		WorkCache:          works,
 		ControlPlane:       deps.ControlPlane.Dynamic,
@@ -71,6 +78,7 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 		UnhealthyGrace:     opts.ClusterUnhealthyGrace,
 		Metrics:            mcsactivities.NewMetrics(deps.Metrics),
 		ExecutionFinalizer: opts.EnableWorkExecution,
+		Events:             broadcaster.NewRecorder(scheme.Scheme, "karmadaflow-worker"),
 	})
 	// Standalone mode: Work execution and cluster health, each switchable off.
 	if opts.EnableWorkExecution {

@@ -42,6 +42,9 @@ type Activities struct {
 	ExecutionFinalizer bool
 	// WorkCache, when set, answers reads of the MultiClusterService's Works in place of lists.
 	WorkCache *workcache.Cache
+	// Events, when set, receives an Event on the MultiClusterService for each failure and
+	// provider withdrawal a status write records.
+	Events EventRecorder
 
 	seen     lastSeen
 	services observedServices
@@ -395,6 +398,7 @@ func (a *Activities) writeStatus(ctx context.Context, in StatusInput) error {
 		if err != nil {
 			return nil, fmt.Errorf("writing status of MultiClusterService %s: %w", in.MCS, err)
 		}
+		a.report(written, statusTransitions(conditionsOf(obj), conditionsOf(written), in.Withdrawn))
 		return written, nil
 	})
 }
@@ -420,8 +424,37 @@ func withConditions(obj *unstructured.Unstructured, in StatusInput) (*unstructur
 			meta.RemoveStatusCondition(&conds, t)
 		}
 	}
+	if len(in.Conditions) > 0 {
+		meta.SetStatusCondition(&conds, readyCondition(in))
+	} else {
+		meta.RemoveStatusCondition(&conds, networkingv1alpha1.ConditionReady)
+	}
 	mcs.Status.Conditions = conds
 	return kube.ToUnstructured(&mcs)
+}
+
+// readyCondition sums in's conditions up: True when every one is, otherwise the first that is
+// not.
+func readyCondition(in StatusInput) metav1.Condition {
+	ready := metav1.Condition{Type: networkingv1alpha1.ConditionReady, Status: metav1.ConditionTrue,
+		Reason: networkingv1alpha1.ReasonReady, Message: "Every condition of the MultiClusterService is True.", ObservedGeneration: in.Generation}
+	for _, c := range in.Conditions {
+		if c.Status != string(metav1.ConditionTrue) {
+			ready.Status, ready.Reason, ready.Message = metav1.ConditionStatus(c.Status), c.Reason, c.Type+": "+c.Message
+			break
+		}
+	}
+	return ready
+}
+
+// conditionsOf reads the status conditions of a MultiClusterService; a malformed list reads
+// as none.
+func conditionsOf(obj *unstructured.Unstructured) []metav1.Condition {
+	var mcs networkingv1alpha1.MultiClusterService
+	if err := kube.FromUnstructured(obj, &mcs); err != nil {
+		return nil
+	}
+	return mcs.Status.Conditions
 }
 
 var ownedConditionTypes = []string{

@@ -13,6 +13,7 @@ type Metrics struct {
 	SyncService       prometheus.Histogram
 	SyncEndpointSlice *prometheus.HistogramVec
 	Errors            *prometheus.CounterVec
+	Withdrawals       *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics with reg.
@@ -34,7 +35,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "mcs_errors_total",
 		Help: "Failed MultiClusterService steps, by step and reason (the Kubernetes status reason, Unreachable, or Other).",
 	}, []string{"step", "reason"})
-	reg.MustRegister(m.SyncService, m.SyncEndpointSlice, m.Errors)
+	m.Withdrawals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcs_provider_withdrawals_total",
+		Help: "Providers whose EndpointSlices were withdrawn from consumers after being not Ready beyond the grace period, by provider cluster.",
+	}, []string{"cluster"})
+	reg.MustRegister(m.SyncService, m.SyncEndpointSlice, m.Errors, m.Withdrawals)
 	return m
 }
 
@@ -55,5 +60,11 @@ func (m *Metrics) observeServiceSync(d time.Duration) {
 func (m *Metrics) observeSliceSync(consumer string, d time.Duration) {
 	if m != nil {
 		m.SyncEndpointSlice.WithLabelValues(consumer).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) countWithdrawal(provider string) {
+	if m != nil {
+		m.Withdrawals.WithLabelValues(provider).Inc()
 	}
 }

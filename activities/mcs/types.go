@@ -126,6 +126,9 @@ type StatusInput struct {
 	MCS        Ref
 	Generation int64
 	Conditions []Condition
+	// Withdrawn are the providers whose EndpointSlices are withdrawn (WithdrawnProblem): the
+	// status writer reports those the conditions did not name before.
+	Withdrawn []string `json:",omitempty"`
 }
 
 // DeleteWorksInput removes Works of the MultiClusterService with the given roles (all roles

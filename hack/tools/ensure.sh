@@ -64,10 +64,10 @@ build_kubernetes() { # build_kubernetes COMMAND
   (cd "$tools_mod" && go build -ldflags "$stamp" -o "$bin/$1" "k8s.io/kubernetes/cmd/$1")
 }
 
-install_module() { # install_module BINARY MODULE PACKAGE VERSION
+install_module() { # install_module BINARY MODULE PACKAGE VERSION [BUILD FLAG...]
   has_version "$1" "$2" "$4" && return
   echo "building $1 ($2 $4)"
-  GOBIN="$bin" go install "$3@$4"
+  GOBIN="$bin" go install "${@:5}" "$3@$4"
 }
 
 for tool in "$@"; do
@@ -86,6 +86,7 @@ for tool in "$@"; do
     temporal-ui-server) build_temporal temporal-ui-server github.com/temporalio/ui-server/v2 "$TEMPORAL_UI_SERVER_VERSION" github.com/temporalio/ui-server/v2/cmd/server ;;
     controller-gen) install_module controller-gen sigs.k8s.io/controller-tools sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION" ;;
     helm) install_module helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$HELM_VERSION" ;;
+    promtool) install_module promtool github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool "$PROMETHEUS_VERSION" -tags=remove_all_sd ;;
     workflowcheck) install_module workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" ;;
     ko) install_module ko github.com/google/ko github.com/google/ko "$KO_VERSION" ;;
     crane) install_module crane github.com/google/go-containerregistry github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION" ;;

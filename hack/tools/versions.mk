@@ -15,3 +15,7 @@ WORKFLOWCHECK_VERSION  := v0.6.0
 # registry ko reads it from.
 KO_VERSION             := v0.19.1
 CRANE_VERSION          := v0.22.1
+# promtool checks and unit-tests the alert rules (`make monitoring-check`); installed with
+# `go install pkg@version`, so its dependencies never touch hack/tools/go.mod. The tag leaves
+# out the service-discovery plugins, which promtool's rule checks do not use.
+PROMETHEUS_VERSION     := v0.316.0

@@ -24,8 +24,8 @@ type Metrics struct {
 	provider *sdkmetric.MeterProvider
 }
 
-// NewMetrics returns a registry with the Go runtime and process collectors and an
-// OpenTelemetry Prometheus exporter registered into it.
+// NewMetrics returns a registry with the Go runtime, process and client-go request collectors
+// and an OpenTelemetry Prometheus exporter registered into it.
 func NewMetrics() (*Metrics, error) {
 	registry := prometheus.NewRegistry()
 	if err := registry.Register(collectors.NewGoCollector()); err != nil {
@@ -33,6 +33,9 @@ func NewMetrics() (*Metrics, error) {
 	}
 	if err := registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
 		return nil, fmt.Errorf("registering process collector: %w", err)
+	}
+	if err := RegisterClientMetrics(registry); err != nil {
+		return nil, fmt.Errorf("registering client-go metrics: %w", err)
 	}
 	exporter, err := otelprometheus.New(
 		otelprometheus.WithRegisterer(registry),

@@ -29,6 +29,9 @@ func TestMCSInvalidSpec(t *testing.T) {
 		})
 	})
 	expectRefused(t, ns, networkingv1alpha1.ReasonInvalidSpec, "spec.providerClusters[0].name")
+	// The failure is told on the object itself, and in kubectl's READY column.
+	expectMCSEvent(t, ns, app, networkingv1alpha1.ReasonInvalidSpec, "spec.providerClusters[0].name")
+	expectReadyColumn(t, ns, app, "False")
 	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-invalid")
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -330,6 +331,9 @@ func twoPortService(t *testing.T, c *env.Cluster, ns string) *corev1.Service {
 	return svc
 }
 
+// statusWrites is the client-go request metric of the worker's successful status writes.
+var statusWrites = regexp.MustCompile(`rest_client_requests_total\{code="200",host="[^"]+",method="PUT"\} [1-9]`)
+
 func TestMCSMetrics(t *testing.T) {
 	ns := testNamespace(t)
 	m1, m2, _ := members(t)
@@ -338,6 +342,7 @@ func TestMCSMetrics(t *testing.T) {
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 1})
 	scale(t, testEnv.Member(m1), ns, app, 2) // a slice change, detected by the starter
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+	expectReadyColumn(t, ns, app, "True")
 
 	eventually(t, 10*time.Second, func() error {
 		_, body := httpGet(t, "http://"+svc.MetricsAddress("worker")+"/metrics")
@@ -349,6 +354,9 @@ func TestMCSMetrics(t *testing.T) {
 			if !strings.Contains(body, series) {
 				return fmt.Errorf("worker metrics lack %s", series)
 			}
+		}
+		if !statusWrites.MatchString(body) {
+			return fmt.Errorf("worker metrics lack %s", statusWrites)
 		}
 		return nil
 	})

@@ -68,7 +68,8 @@ func TestSmoke(t *testing.T) {
 			require.Equal(t, http.StatusOK, code)
 			code, body = httpGet(t, base+"/metrics")
 			require.Equal(t, http.StatusOK, code)
-			for _, family := range []string{"go_goroutines", "process_resident_memory_bytes", "temporal_request"} {
+			for _, family := range []string{"go_goroutines", "process_resident_memory_bytes", "temporal_request",
+				`rest_client_requests_total{code="200",host="`, "rest_client_request_duration_seconds_bucket{"} {
 				require.True(t, strings.Contains(body, family), "%s metrics lack %s", component, family)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
@@ -84,6 +85,7 @@ func TestMCSUnhealthyProviderGrace(t *testing.T) {
 	expectRemote(t, consumer, ns, app, map[string]int{})
 	require.GreaterOrEqual(t, time.Since(stopped), testUnhealthyGrace, "withdrawn before the grace ran out")
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceCollected, "False", m1)
+	expectMCSEvent(t, ns, app, mcsactivities.EventReasonProviderWithdrawn, mcsactivities.WithdrawnProblem(m1))
 	t.Logf("withdrawn %.1fs after the API server stopped (grace %s)", time.Since(stopped).Seconds(), testUnhealthyGrace)
 
 	require.NoError(t, testEnv.StartMemberAPIServer(m1))

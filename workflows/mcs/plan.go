@@ -118,7 +118,7 @@ func conditions(plan Plan, out Outcome) []act.Condition {
 		problems = append(problems, "failed to list&watch EndpointSlice in "+p+": "+out.CollectErrs[p])
 	}
 	for _, p := range plan.Withdrawn {
-		problems = append(problems, "provider cluster "+p+" is not Ready beyond the grace period; its EndpointSlices are withdrawn from consumers")
+		problems = append(problems, act.WithdrawnProblem(p))
 	}
 	if len(problems) > 0 {
 		conds = append(conds, condition(networkingv1alpha1.ConditionEndpointSliceCollected, false, networkingv1alpha1.ReasonEndpointSliceCollectedFailed, strings.Join(problems, "; ")))

@@ -553,7 +553,7 @@ func (r *reconciler) writeStatus(ctx workflow.Context, conds []act.Condition) {
 	if key == r.lastStatus {
 		return
 	}
-	in := act.StatusInput{MCS: r.ref, Generation: r.state.Generation, Conditions: conds}
+	in := act.StatusInput{MCS: r.ref, Generation: r.state.Generation, Conditions: conds, Withdrawn: r.state.Withdrawn}
 	write := summary.Local(ctx, "write the status of %s: %s", r.ref, conditionList(conds))
 	if err := workflow.ExecuteLocalActivity(write, activities.WriteStatus, in).Get(ctx, nil); err != nil {
 		r.pending.Full = true

@@ -13,6 +13,7 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=multiclusterservices,scope=Namespaced,shortName=mcs,categories={karmada-io}
 // +kubebuilder:printcolumn:name="TYPES",type=string,JSONPath=`.spec.types`
+// +kubebuilder:printcolumn:name="READY",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="SERVICE-APPLIED",type=string,JSONPath=`.status.conditions[?(@.type=="ServiceApplied")].status`
 // +kubebuilder:printcolumn:name="ENDPOINTSLICE-APPLIED",type=string,JSONPath=`.status.conditions[?(@.type=="EndpointSliceApplied")].status`
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -154,10 +155,15 @@ const (
 	// ConditionEndpointSliceApplied reports whether the dispatched EndpointSlices are present
 	// in every reachable consumer.
 	ConditionEndpointSliceApplied = "EndpointSliceApplied"
+	// ConditionReady sums the four above up (karmadaflow's own, shown by `kubectl get mcs`):
+	// True when they all are, otherwise False with the reason and message of the first that is
+	// not.
+	ConditionReady = "Ready"
 )
 
 // Condition reasons of a MultiClusterService.
 const (
+	ReasonReady                          = "Ready"
 	ReasonServiceAppliedSuccess          = "ServiceAppliedSuccess"
 	ReasonServiceAppliedFailed           = "ServiceAppliedFailed"
 	ReasonInvalidSpec                    = "InvalidSpec"

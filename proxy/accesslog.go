@@ -1,0 +1,68 @@
+package proxy
+
+import (
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// controlPlaneName stands for the Karmada control plane among the clusters an access-log line
+// names.
+const controlPlaneName = "control-plane"
+
+// access is what the access log says of a request beyond its method and path: who asked, and
+// which clusters the request was routed to.
+type access struct {
+	caller   Caller
+	verb     string
+	clusters []string
+}
+
+// responseRecorder keeps the status a handler wrote; it flushes like the writer it wraps,
+// which watches need.
+type responseRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *responseRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *responseRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *responseRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (r *responseRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// logAccess writes the access-log line of a request that has been answered; a watch's line is
+// written when the watch ends.
+func (s *Server) logAccess(r *http.Request, a access, status int, took time.Duration) {
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s.accessLog.Info("request",
+		zap.String("user", a.caller.Name),
+		zap.Strings("groups", a.caller.Groups),
+		zap.String("verb", a.verb),
+		zap.String("method", r.Method),
+		zap.String("path", r.URL.Path),
+		zap.Strings("clusters", a.clusters),
+		zap.Int("status", status),
+		zap.Duration("duration", took),
+	)
+}
