@@ -21,7 +21,7 @@ import (
 )
 
 // TestDeployChartRBACRefusesOutside installs the chart's ServiceAccounts and RBAC (and nothing
-// else) for real, on the control plane and on the host, and asks each API server's authorizer
+// else) for real, with each case's values, on the control plane and on the host, and asks each API server's authorizer
 // what the worker and the starter may do: Secrets only in the namespaces that hold cluster
 // credentials and Karmada instances, the Lease only in karmadaflow's namespace, impersonation
 // only with the proxy on.
@@ -83,12 +83,9 @@ func TestDeployChartRBACRefusesOutside(t *testing.T) {
 			apply.Stdin = bytes.NewReader(rbac)
 			out, err := apply.CombinedOutput()
 			require.NoError(t, err, "kubectl apply:\n%s", out)
-			t.Cleanup(func() {
-				remove := exec.Command(kubectl, "delete", "--ignore-not-found", "--kubeconfig", tc.cluster.Kubeconfig, "-f", "-")
-				remove.Stdin = bytes.NewReader(rbac)
-				out, err := remove.CombinedOutput()
-				assert.NoError(t, err, "kubectl delete:\n%s", out)
-			})
+			// The service runs under these ServiceAccounts: what this case changed is put back
+			// as the service installed it.
+			t.Cleanup(func() { assert.NoError(t, svc.InstallIdentities(context.Background())) })
 
 			for _, c := range tc.checks {
 				user := "system:serviceaccount:karmadaflow-system:karmadaflow-" + c.component

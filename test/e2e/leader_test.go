@@ -52,7 +52,7 @@ func leaderOf(t *testing.T, instances ...string) (leader, standby string) {
 // the consumer.
 func TestStarterFailover(t *testing.T) {
 	ctx := context.Background()
-	args := []string{"--leader-elect", "--leader-elect-resource-namespace=default",
+	args := []string{"--leader-elect", "--leader-elect-resource-namespace=karmadaflow-system",
 		"--leader-elect-lease-duration=" + testLeaseDuration.String(), "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=250ms"}
 	restartStarter(t, args...)
 	require.NoError(t, svc.StartInstance(ctx, "starter-2", args))

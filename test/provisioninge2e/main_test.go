@@ -41,7 +41,10 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
-	svc, err = service.Start(ctx, e, service.Options{})
+	// The worker may touch Secrets only in the namespaces of the tests' Karmada objects.
+	svc, err = service.Start(ctx, e, service.Options{ChartValues: []string{
+		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss}",
+	}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

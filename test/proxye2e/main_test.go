@@ -63,6 +63,7 @@ func run(m *testing.M) int {
 			"--proxy-request-timeout", "5s", "--enable-cluster-health=false",
 		},
 		StarterArgs: []string{"--enable-cluster-health=false"},
+		ChartValues: []string{"proxy.enabled=true"}, // the proxy's impersonation
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -34,6 +34,11 @@ type Options struct {
 	// WorkerArgs and StarterArgs are appended to each binary's flags.
 	WorkerArgs  []string
 	StarterArgs []string
+	// ChartValues (key=value) render the chart whose ServiceAccounts and RBAC the worker and
+	// the starter run under, e.g. proxy.enabled=true for the proxy's impersonation.
+	ChartValues []string
+	// Admin runs both with the environment's admin kubeconfigs (system:masters) instead.
+	Admin bool
 }
 
 // Service is the worker and starter binaries, built from this checkout, and run against the
@@ -47,6 +52,8 @@ type Service struct {
 	procs   map[string]*process
 	metrics map[string]string   // instance -> metrics address
 	extra   map[string][]string // instance -> flags added by Restart or StartInstance
+	// identities are the kubeconfigs of each component; nil with Options.Admin.
+	identities map[string]kubeconfigs
 }
 
 // Start builds the worker and starter and runs both until they report ready.
@@ -64,6 +71,11 @@ func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
 		}
 		s.metrics[component] = addr
 	}
+	if !opts.Admin {
+		if err := s.InstallIdentities(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for _, component := range []string{"worker", "starter"} {
 		if err := s.StartComponent(ctx, component); err != nil {
 			s.Stop()
@@ -71,6 +83,25 @@ func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
 		}
 	}
 	return s, nil
+}
+
+// InstallIdentities (re)installs the chart's ServiceAccounts and RBAC the components run under,
+// e.g. after a test changed them, and writes their kubeconfigs with fresh tokens.
+func (s *Service) InstallIdentities(ctx context.Context) error {
+	identities, err := installIdentities(ctx, s.env, filepath.Join(s.env.Dir, "identities"), s.opts.ChartValues)
+	if err != nil {
+		return err
+	}
+	s.identities = identities
+	return nil
+}
+
+// Kubeconfigs are the host and control-plane kubeconfigs a component runs with.
+func (s *Service) Kubeconfigs(component string) (host, karmada string) {
+	if k, ok := s.identities[component]; ok {
+		return k.host, k.karmada
+	}
+	return s.env.Host.Kubeconfig, s.env.ControlPlane.Kubeconfig
 }
 
 // componentOf is the binary an instance runs: "starter-2" is a second starter.
@@ -82,9 +113,10 @@ func componentOf(instance string) string {
 func (s *Service) args(instance string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	host, karmada := s.Kubeconfigs(componentOf(instance))
 	args := append(s.env.Temporal.ServiceFlags(),
-		"--karmada-kubeconfig", s.env.ControlPlane.Kubeconfig,
-		"--host-kubeconfig", s.env.Host.Kubeconfig,
+		"--karmada-kubeconfig", karmada,
+		"--host-kubeconfig", host,
 		"--metrics-bind-address", s.metrics[instance],
 		"--log-format", "console",
 	)

@@ -1,0 +1,158 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+
+	"github.com/karmadaflow/karmadaflow/test/env"
+)
+
+// The chart the service takes its identities from, and the namespace it installs into.
+const (
+	chartPath      = "deploy/charts/karmadaflow"
+	chartNamespace = "karmadaflow-system"
+)
+
+// identityKinds are the kinds of the chart that make up an identity: what the worker and the
+// starter are, and what they may do. The rest of the chart (Deployments, the bootstrap Job,
+// CRDs) is not needed to run the binaries here.
+var identityKinds = map[string]schema.GroupVersionResource{
+	"Namespace":          {Version: "v1", Resource: "namespaces"},
+	"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
+	"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"Role":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+}
+
+// kubeconfigs are the kubeconfig files one component runs with.
+type kubeconfigs struct{ host, karmada string }
+
+// installIdentities gives the worker and the starter the identities a real installation gives
+// them: the chart's ServiceAccounts and RBAC are applied to the host cluster and the control
+// plane, and each component gets a kubeconfig per API server with a token of its own
+// ServiceAccount there. Nothing runs as system:masters.
+func installIdentities(ctx context.Context, e *env.Env, dir string, values []string) (map[string]kubeconfigs, error) {
+	root, err := env.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]kubeconfigs{}
+	for _, target := range []struct {
+		name    string
+		cluster *env.Cluster
+	}{{"host", e.Host}, {"controlPlane", e.ControlPlane}} {
+		objs, err := renderChart(ctx, root, append([]string{"target=" + target.name}, values...))
+		if err != nil {
+			return nil, err
+		}
+		if err := applyIdentities(ctx, target.cluster, objs); err != nil {
+			return nil, fmt.Errorf("the chart's identities in %s: %w", target.cluster.Name, err)
+		}
+		for _, component := range []string{"worker", "starter"} {
+			path := filepath.Join(dir, component+"-"+target.name+".kubeconfig")
+			if err := writeTokenKubeconfig(ctx, target.cluster, "karmadaflow-"+component, path); err != nil {
+				return nil, err
+			}
+			k := out[component]
+			if target.name == "host" {
+				k.host = path
+			} else {
+				k.karmada = path
+			}
+			out[component] = k
+		}
+	}
+	return out, nil
+}
+
+// renderChart runs `helm template` on the chart with values (key=value each).
+func renderChart(ctx context.Context, root string, values []string) ([]*unstructured.Unstructured, error) {
+	args := []string{"template", "karmadaflow", filepath.Join(root, chartPath), "--namespace", chartNamespace}
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "helm"), args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("helm template %v: %v\n%s", values, err, stderr.String())
+	}
+	var objs []*unstructured.Unstructured
+	decoder := utilyaml.NewYAMLOrJSONDecoder(&stdout, 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
+			return objs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("reading what helm rendered: %w", err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}
+
+// applyIdentities server-side-applies the identity kinds among objs, namespaces first. A Role
+// in a namespace that does not exist yet (one a test will use) gets its namespace created.
+func applyIdentities(ctx context.Context, cluster *env.Cluster, objs []*unstructured.Unstructured) error {
+	for _, pass := range []func(kind string) bool{
+		func(kind string) bool { return kind == "Namespace" },
+		func(kind string) bool { return kind != "Namespace" },
+	} {
+		for _, obj := range objs {
+			gvr, ok := identityKinds[obj.GetKind()]
+			if !ok || !pass(obj.GetKind()) {
+				continue
+			}
+			if ns := obj.GetNamespace(); ns != "" {
+				_, err := cluster.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+				if err != nil && !apierrors.IsAlreadyExists(err) {
+					return err
+				}
+			}
+			_, err := cluster.Dynamic().Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
+				metav1.ApplyOptions{FieldManager: "karmadaflow-e2e", Force: true})
+			if err != nil {
+				return fmt.Errorf("%s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeTokenKubeconfig writes a kubeconfig for the cluster with a day-long token of the
+// ServiceAccount chartNamespace/account.
+func writeTokenKubeconfig(ctx context.Context, cluster *env.Cluster, account, path string) error {
+	token, err := cluster.Client().CoreV1().ServiceAccounts(chartNamespace).CreateToken(ctx, account,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](86400)}}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("a token of %s/%s in %s: %w", chartNamespace, account, cluster.Name, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[cluster.Name] = &clientcmdapi.Cluster{Server: cluster.Server, CertificateAuthorityData: cluster.RESTConfig.CAData}
+	cfg.AuthInfos[account] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
+	cfg.Contexts[account] = &clientcmdapi.Context{Cluster: cluster.Name, AuthInfo: account}
+	cfg.CurrentContext = account
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return clientcmd.WriteToFile(*cfg, path)
+}
