@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"bufio"
+	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -44,6 +47,19 @@ func (r *responseRecorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// Hijack hands the connection to an upgrade (exec, attach, port-forward), which writes its
+// answer on the connection itself: the line records 101 Switching Protocols.
+func (r *responseRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := r.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, fmt.Errorf("the connection of %T cannot be hijacked", r.ResponseWriter)
+	}
+	if r.status == 0 {
+		r.status = http.StatusSwitchingProtocols
+	}
+	return h.Hijack()
 }
 
 // Unwrap lets http.ResponseController reach the writer underneath.
