@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/karmadaflow/karmadaflow/test/env"
+	"github.com/karmadaflow/karmadaflow/test/service"
 )
 
 // TestDeployChartRBACRefusesOutside installs the chart's ServiceAccounts and RBAC (and nothing
@@ -26,9 +21,6 @@ import (
 // credentials and Karmada instances, the Lease only in karmadaflow's namespace, impersonation
 // only with the proxy on.
 func TestDeployChartRBACRefusesOutside(t *testing.T) {
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
-	helm, kubectl := tool(t, repo, "helm"), tool(t, repo, "kubectl")
 	ensureNamespaces(t, testEnv.Host, "karmadaflow-system", "karmada-system")
 	ensureNamespaces(t, testEnv.ControlPlane, "karmadaflow-system", env.ClusterSecretNamespace)
 
@@ -77,12 +69,7 @@ func TestDeployChartRBACRefusesOutside(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			rbac := onlyKinds(t, decode(t, render(ctx, t, helm, repo, tc.values...)), "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
-
-			apply := exec.CommandContext(ctx, kubectl, "apply", "--server-side", "--force-conflicts", "--kubeconfig", tc.cluster.Kubeconfig, "-f", "-")
-			apply.Stdin = bytes.NewReader(rbac)
-			out, err := apply.CombinedOutput()
-			require.NoError(t, err, "kubectl apply:\n%s", out)
+			require.NoError(t, service.ApplyChartIdentities(ctx, tc.cluster, tc.values))
 			// The service runs under these ServiceAccounts: what this case changed is put back
 			// as the service installed it.
 			t.Cleanup(func() { assert.NoError(t, svc.InstallIdentities(context.Background())) })
@@ -104,19 +91,4 @@ func TestDeployChartRBACRefusesOutside(t *testing.T) {
 			}
 		})
 	}
-}
-
-// onlyKinds re-encodes the objects of the given kinds as one YAML stream.
-func onlyKinds(t *testing.T, objects map[string]*unstructured.Unstructured, kinds ...string) []byte {
-	var out bytes.Buffer
-	for _, o := range objects {
-		if !slices.Contains(kinds, o.GetKind()) {
-			continue
-		}
-		data, err := yaml.Marshal(o.Object)
-		require.NoError(t, err)
-		out.WriteString("---\n")
-		out.Write(data)
-	}
-	return out.Bytes()
 }

@@ -12,6 +12,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -151,13 +152,8 @@ func (p *Proxy) connectHandler(opts Options, allowed string) http.Handler {
 
 func hasHeader(got, want http.Header) bool {
 	for name, values := range want {
-		have := got.Values(name)
 		for _, v := range values {
-			found := false
-			for _, h := range have {
-				found = found || h == v
-			}
-			if !found {
+			if !slices.Contains(got.Values(name), v) {
 				return false
 			}
 		}

@@ -50,21 +50,13 @@ type kubeconfigs struct{ host, karmada string }
 // plane, and each component gets a kubeconfig per API server with a token of its own
 // ServiceAccount there. Nothing runs as system:masters.
 func installIdentities(ctx context.Context, e *env.Env, dir string, values []string) (map[string]kubeconfigs, error) {
-	root, err := env.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
 	out := map[string]kubeconfigs{}
 	for _, target := range []struct {
 		name    string
 		cluster *env.Cluster
 	}{{"host", e.Host}, {"controlPlane", e.ControlPlane}} {
-		objs, err := renderChart(ctx, root, append([]string{"target=" + target.name}, values...))
-		if err != nil {
+		if err := ApplyChartIdentities(ctx, target.cluster, append([]string{"target=" + target.name}, values...)); err != nil {
 			return nil, err
-		}
-		if err := applyIdentities(ctx, target.cluster, objs); err != nil {
-			return nil, fmt.Errorf("the chart's identities in %s: %w", target.cluster.Name, err)
 		}
 		for _, component := range []string{"worker", "starter"} {
 			path := filepath.Join(dir, component+"-"+target.name+".kubeconfig")
@@ -81,6 +73,23 @@ func installIdentities(ctx context.Context, e *env.Env, dir string, values []str
 		}
 	}
 	return out, nil
+}
+
+// ApplyChartIdentities renders the chart with values (key=value each, target among them) and
+// applies its ServiceAccounts and RBAC, and nothing else, to the cluster.
+func ApplyChartIdentities(ctx context.Context, cluster *env.Cluster, values []string) error {
+	root, err := env.RepoRoot()
+	if err != nil {
+		return err
+	}
+	objs, err := renderChart(ctx, root, values)
+	if err != nil {
+		return err
+	}
+	if err := applyIdentities(ctx, cluster, objs); err != nil {
+		return fmt.Errorf("the chart's identities in %s: %w", cluster.Name, err)
+	}
+	return nil
 }
 
 // renderChart runs `helm template` on the chart with values (key=value each).
