@@ -9,7 +9,10 @@ import (
 )
 
 // BasePath is the proxy's URL prefix; any Kubernetes API path follows it.
-const BasePath = "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"
+const BasePath = "/apis/search.karmada.io/v1alpha1/proxying/" + Name + "/proxy"
+
+// Name is the one name of the proxying resource the proxy answers to.
+const Name = "karmada"
 
 // Target is what a Kubernetes API path names.
 type Target struct {

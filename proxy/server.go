@@ -71,38 +71,62 @@ type request struct {
 // ServeHTTP serves a request and writes its line in the access log: one line per request,
 // naming the caller, the clusters reached, the status and the duration.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.logged(w, r, func(w http.ResponseWriter, a *access) {
+		if s.admit(w, r, a) {
+			s.route(w, r, a)
+		}
+	})
+}
+
+// ServeAs serves a request whose caller another server has already authenticated and
+// authorized for the proxy (the search API, behind the aggregator), with its line in the
+// access log.
+func (s *Server) ServeAs(w http.ResponseWriter, r *http.Request, caller Caller) {
+	s.logged(w, r, func(w http.ResponseWriter, a *access) {
+		a.caller = caller
+		s.route(w, r, a)
+	})
+}
+
+// logged runs serve and writes the request's line in the access log.
+func (s *Server) logged(w http.ResponseWriter, r *http.Request, serve func(http.ResponseWriter, *access)) {
 	start := time.Now()
 	recorder := &responseRecorder{ResponseWriter: w}
 	a := access{verb: verbOf(r.Method)}
-	s.serve(recorder, r, &a)
+	serve(recorder, &a)
 	s.logAccess(r, a, recorder.status, time.Since(start))
 }
 
-// serve routes a request, recording in a who asked and where it went.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, a *access) {
+// admit authenticates the caller into a and asks whether it may use the proxy with a's verb;
+// when not, it has answered the request.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *access) bool {
+	caller, err := s.identities.authenticate(r.Context(), r)
+	if err != nil {
+		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized: "+err.Error())
+		return false
+	}
+	a.caller = caller
+	allowed, err := s.identities.authorize(r.Context(), caller, a.verb)
+	switch {
+	case err != nil:
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "authorizing the request: "+err.Error())
+		return false
+	case !allowed:
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fmt.Sprintf(
+			"user %q cannot %s resource \"proxying/proxy\" in API group \"search.karmada.io\"", caller.Name, a.verb))
+		return false
+	}
+	return true
+}
+
+// route sends a.caller's request where its path leads, recording in a where it went.
+func (s *Server) route(w http.ResponseWriter, r *http.Request, a *access) {
 	target, err := ParsePath(r.URL.Path)
 	if err != nil {
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, err.Error())
 		return
 	}
-	caller, err := s.identities.authenticate(r.Context(), r)
-	if err != nil {
-		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized: "+err.Error())
-		return
-	}
-	a.caller = caller
-	verb := a.verb
-	allowed, err := s.identities.authorize(r.Context(), caller, verb)
-	switch {
-	case err != nil:
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "authorizing the request: "+err.Error())
-		return
-	case !allowed:
-		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fmt.Sprintf(
-			"user %q cannot %s resource \"proxying/proxy\" in API group \"search.karmada.io\"", caller.Name, verb))
-		return
-	}
-	req := &request{w: w, r: r, target: target, caller: caller}
+	req := &request{w: w, r: r, target: target, caller: a.caller}
 	placements := s.placements(target)
 	if len(placements) == 0 {
 		a.clusters = []string{controlPlaneName}

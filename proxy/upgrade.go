@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	upgradeproxy "k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/client-go/rest"
+
+	"github.com/karmadaflow/karmadaflow/internal/members"
 )
 
 // upgrade passes a request that asks to switch protocols (exec, attach and port-forward over
@@ -29,9 +31,16 @@ func (s *Server) upgrade(req *request, cfg *rest.Config, name string) {
 		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
 		return
 	}
-	// The connection carries the TLS configuration (server CA, client certificate); the
-	// request round tripper only writes the credentials and impersonation headers.
-	connection := &http.Transport{TLSClientConfig: tlsConfig}
+	// The handler dials the server itself and ignores a transport's Proxy: the dialer opens
+	// the connection through the member's forward proxy, if it has one.
+	dial, err := members.Dialer(cfg)
+	if err != nil {
+		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return
+	}
+	// The connection carries the TLS configuration (server CA, client certificate) and how to
+	// dial; the request round tripper only writes the credentials and impersonation headers.
+	connection := &http.Transport{TLSClientConfig: tlsConfig, DialContext: dial}
 	headers, err := rest.HTTPWrappersForConfig(cfg, upgradeproxy.MirrorRequest)
 	if err != nil {
 		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())

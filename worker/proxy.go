@@ -24,56 +24,35 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
 
 	searchv1alpha1 "github.com/karmadaflow/karmadaflow/api/search/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/proxy"
+	"github.com/karmadaflow/karmadaflow/proxy/searchapi"
 )
 
-// serveProxy serves the global resource proxy until ctx is done.
+// serveProxy serves the global resource proxy until ctx is done: on its own, or as the search
+// API server behind karmada-apiserver.
 func serveProxy(ctx context.Context, deps dependencies) error {
+	if deps.Options.ServeSearchAPI {
+		return serveSearchAPI(ctx, deps)
+	}
 	opts, logger := deps.Options, deps.Logger.Named("proxy")
 	tlsConfig, err := proxyTLS(opts.ProxyTLSCertFile, opts.ProxyTLSKeyFile, opts.ProxyClientCAFile)
 	if err != nil {
 		return err
 	}
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(deps.ControlPlane.Dynamic, 10*time.Minute)
-	registries := factory.ForResource(kube.ResourceRegistries).Lister()
-	clusters := factory.ForResource(kube.Clusters).Lister()
+	view := proxyView{registries: factory.ForResource(kube.ResourceRegistries).Lister(), clusters: factory.ForResource(kube.Clusters).Lister()}
 	factory.Start(ctx.Done())
-	for gvr, synced := range factory.WaitForCacheSync(ctx.Done()) {
-		if !synced {
-			return fmt.Errorf("proxy: the cache of %s did not sync", gvr.Resource)
-		}
+	if err := waitForCaches(ctx, factory); err != nil {
+		return err
 	}
-	state := func() ([]searchv1alpha1.ResourceRegistry, []proxy.Cluster) {
-		var rs []searchv1alpha1.ResourceRegistry
-		if objs, err := registries.List(labels.Everything()); err == nil {
-			for _, o := range objs {
-				if r, err := proxy.RegistryFromObject(o.(*unstructured.Unstructured)); err == nil {
-					rs = append(rs, r)
-				}
-			}
-		}
-		var cs []proxy.Cluster
-		if objs, err := clusters.List(labels.Everything()); err == nil {
-			for _, o := range objs {
-				cs = append(cs, proxy.ClusterFromObject(o.(*unstructured.Unstructured)))
-			}
-		}
-		return rs, cs
-	}
-	handler := proxy.NewServer(proxy.Config{
-		ControlPlane: deps.ControlPlane.Config,
-		Auth:         deps.ControlPlane.Kube,
-		Member:       deps.Members.Impersonator,
-		State:        state,
-		Kind:         kindMapper(deps.ControlPlane.Kube.Discovery()),
-		Timeout:      opts.ProxyRequestTimeout,
-		Logger:       logger,
-	})
+	handler := newProxy(deps, &view)
 
 	listener, err := net.Listen("tcp", opts.ProxyBindAddress)
 	if err != nil {
@@ -96,6 +75,88 @@ func serveProxy(ctx context.Context, deps dependencies) error {
 		}
 		return nil
 	}
+}
+
+// serveSearchAPI serves the proxy and ResourceRegistries as the search.karmada.io API server
+// until ctx is done. The proxy reads ResourceRegistries from the server itself, and Clusters
+// from the control plane; it answers 503 until it has read both.
+func serveSearchAPI(ctx context.Context, deps dependencies) error {
+	opts, logger := deps.Options, deps.Logger.Named("proxy")
+	var view proxyView
+	server, err := searchapi.New(searchapi.Options{
+		BindAddress: opts.ProxyBindAddress, CertFile: opts.ProxyTLSCertFile, KeyFile: opts.ProxyTLSKeyFile,
+		ClientCAFile: opts.ProxyClientCAFile, Kubeconfig: opts.KarmadaKubeconfig,
+		EtcdServers: opts.SearchEtcdServers, EtcdPrefix: opts.SearchEtcdPrefix,
+		EtcdCAFile: opts.SearchEtcdCAFile, EtcdCertFile: opts.SearchEtcdCert, EtcdKeyFile: opts.SearchEtcdKey,
+	}, newProxy(deps, &view))
+	if err != nil {
+		return fmt.Errorf("search API: %w", err)
+	}
+	own, err := dynamic.NewForConfig(server.LoopbackConfig())
+	if err != nil {
+		return err
+	}
+	registries := dynamicinformer.NewDynamicSharedInformerFactory(own, 10*time.Minute)
+	clusters := dynamicinformer.NewDynamicSharedInformerFactory(deps.ControlPlane.Dynamic, 10*time.Minute)
+	view = proxyView{registries: registries.ForResource(kube.ResourceRegistries).Lister(), clusters: clusters.ForResource(kube.Clusters).Lister()}
+	go func() {
+		registries.Start(ctx.Done())
+		clusters.Start(ctx.Done())
+		if waitForCaches(ctx, registries) == nil && waitForCaches(ctx, clusters) == nil {
+			server.SetReady()
+		}
+	}()
+	logger.Info("serving the search API with the global resource proxy", zap.String("url", "https://"+opts.ProxyBindAddress+proxy.BasePath))
+	if err := server.Run(ctx); err != nil {
+		return fmt.Errorf("search API: %w", err)
+	}
+	return nil
+}
+
+// proxyView is what the proxy routes by: the ResourceRegistries and Clusters as last seen.
+type proxyView struct {
+	registries, clusters cache.GenericLister
+}
+
+func (v *proxyView) state() ([]searchv1alpha1.ResourceRegistry, []proxy.Cluster) {
+	var rs []searchv1alpha1.ResourceRegistry
+	if objs, err := v.registries.List(labels.Everything()); err == nil {
+		for _, o := range objs {
+			if r, err := proxy.RegistryFromObject(o.(*unstructured.Unstructured)); err == nil {
+				rs = append(rs, r)
+			}
+		}
+	}
+	var cs []proxy.Cluster
+	if objs, err := v.clusters.List(labels.Everything()); err == nil {
+		for _, o := range objs {
+			cs = append(cs, proxy.ClusterFromObject(o.(*unstructured.Unstructured)))
+		}
+	}
+	return rs, cs
+}
+
+// newProxy is the proxy handler, routing by view.
+func newProxy(deps dependencies, view *proxyView) *proxy.Server {
+	return proxy.NewServer(proxy.Config{
+		ControlPlane: deps.ControlPlane.Config,
+		Auth:         deps.ControlPlane.Kube,
+		Member:       deps.Members.Impersonator,
+		State:        view.state,
+		Kind:         kindMapper(deps.ControlPlane.Kube.Discovery()),
+		Timeout:      deps.Options.ProxyRequestTimeout,
+		Logger:       deps.Logger.Named("proxy"),
+	})
+}
+
+// waitForCaches waits until every informer of factory has listed once.
+func waitForCaches(ctx context.Context, factory dynamicinformer.DynamicSharedInformerFactory) error {
+	for gvr, synced := range factory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			return fmt.Errorf("proxy: the cache of %s did not sync", gvr.Resource)
+		}
+	}
+	return nil
 }
 
 // kindMapper maps resources to kinds with the control plane's discovery, reading discovery

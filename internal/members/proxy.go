@@ -1,13 +1,20 @@
 package members
 
 import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"fmt"
+	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
 	"strings"
 
+	"golang.org/x/net/proxy"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/third_party/forked/golang/netutil"
 	"k8s.io/client-go/rest"
 )
 
@@ -52,7 +59,8 @@ func proxyOf(cluster *unstructured.Unstructured) (*clusterProxy, error) {
 }
 
 // configure makes every connection of cfg go through the proxy. A socks5 proxy is dialled by
-// net/http itself; the headers ride on the CONNECT of an http or https proxy.
+// net/http itself; the headers ride on the CONNECT of an http or https proxy. Dialer reads
+// both back from cfg for connections opened apart from its transports.
 func (p *clusterProxy) configure(cfg *rest.Config) {
 	if p == nil {
 		return
@@ -71,4 +79,107 @@ func (p *clusterProxy) configure(cfg *rest.Config) {
 		t.ProxyConnectHeader = header.Clone()
 		return t
 	})
+}
+
+// DialFunc opens a connection to addr.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Dialer returns how to reach cfg's server for a caller that opens its connections itself
+// instead of sending requests through cfg's transport, as apimachinery's upgrade-aware handler
+// does for exec, attach and port-forward (it dials directly, whatever the transport's Proxy):
+// through the forward proxy cfg names, with the CONNECT headers cfg's transports carry. Nil
+// when cfg names no proxy: dial directly.
+func Dialer(cfg *rest.Config) (DialFunc, error) {
+	if cfg.Proxy == nil {
+		return nil, nil
+	}
+	server, err := url.Parse(cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	proxyURL, err := cfg.Proxy(&http.Request{URL: server})
+	if err != nil || proxyURL == nil {
+		return nil, err
+	}
+	if proxyURL.Scheme == "socks5" {
+		d, err := proxy.FromURL(proxyURL, &net.Dialer{})
+		if err != nil {
+			return nil, err
+		}
+		return d.(proxy.ContextDialer).DialContext, nil
+	}
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The CONNECT headers are those cfg's wrappers give its transports, as configure's does.
+	t := &http.Transport{}
+	if cfg.WrapTransport != nil {
+		if wrapped, ok := cfg.WrapTransport(t).(*http.Transport); ok {
+			t = wrapped
+		}
+	}
+	return tunnel{proxy: proxyURL, header: t.ProxyConnectHeader, tls: tlsConfig}.dial, nil
+}
+
+// tunnel opens connections through an HTTP forward proxy with CONNECT, over TLS to an https
+// proxy, as net/http does for a transport's requests.
+type tunnel struct {
+	proxy  *url.URL
+	header http.Header
+	// tls verifies an https proxy: the cluster's, as net/http verifies it with the transport's.
+	tls *tls.Config
+}
+
+func (t tunnel) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := (&net.Dialer{}).DialContext(ctx, network, netutil.CanonicalAddr(t.proxy))
+	if err != nil {
+		return nil, err
+	}
+	// Until the tunnel is open, ending ctx ends the attempt.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	tunnelled, err := t.connect(conn, addr)
+	if !stop() && err == nil {
+		tunnelled.Close()
+		return nil, ctx.Err()
+	}
+	return tunnelled, err
+}
+
+// connect asks the proxy at the other end of conn for a tunnel to addr; it closes conn when
+// the proxy refuses.
+func (t tunnel) connect(conn net.Conn, addr string) (net.Conn, error) {
+	if t.proxy.Scheme == "https" {
+		cfg := &tls.Config{}
+		if t.tls != nil {
+			cfg = t.tls.Clone()
+		}
+		cfg.ServerName = t.proxy.Hostname()
+		conn = tls.Client(conn, cfg)
+	}
+	req := &http.Request{Method: http.MethodConnect, URL: &url.URL{Opaque: addr}, Host: addr, Header: t.header.Clone()}
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if user := t.proxy.User; user != nil && req.Header.Get("Proxy-Authorization") == "" {
+		password, _ := user.Password()
+		req.Header.Set("Proxy-Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user.Username()+":"+password)))
+	}
+	if err := req.Write(conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	// The server at addr speaks only when spoken to (TLS, HTTP): the reader holds nothing past
+	// the proxy's answer and may be dropped, as net/http drops its own.
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		conn.Close()
+		return nil, fmt.Errorf("forward proxy %s refused a tunnel to %s: %s", t.proxy.Redacted(), addr, resp.Status)
+	}
+	return conn, nil
 }

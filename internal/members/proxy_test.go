@@ -42,7 +42,8 @@ func TestProxyOf(t *testing.T) {
 }
 
 // TestConfiguredClientGoesThroughProxy reaches a TLS server under a name only the proxy knows,
-// through each kind of proxy, with the headers the proxy requires.
+// through each kind of proxy, with the headers the proxy requires: with the configuration's
+// own client, and with a transport that dials with Dialer, as upgrades do.
 func TestConfiguredClientGoesThroughProxy(t *testing.T) {
 	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "member")
@@ -56,43 +57,64 @@ func TestConfiguredClientGoesThroughProxy(t *testing.T) {
 	const name = "example.com"
 	required := http.Header{"X-Tenant": {"a", "b"}}
 
-	for _, scheme := range []string{"http", "https", "socks5"} {
-		t.Run(scheme, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			opts := forwardproxy.Options{Scheme: scheme, Name: name, Target: server.Listener.Addr().String(), TLS: server.TLS}
-			if scheme != "socks5" {
-				opts.Header = required
-			}
-			proxy, err := forwardproxy.Start(ctx, opts)
+	clients := map[string]func(*rest.Config) *http.Client{
+		"client": func(cfg *rest.Config) *http.Client {
+			client, err := rest.HTTPClientFor(cfg)
 			require.NoError(t, err)
-
-			get := func(spec map[string]any) (string, error) {
-				p, err := proxyOf(clusterWith(spec))
-				require.NoError(t, err)
-				cfg := &rest.Config{Host: "https://" + net.JoinHostPort(name, port), TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
-				p.configure(cfg)
-				client, err := rest.HTTPClientFor(cfg)
-				require.NoError(t, err)
-				resp, err := client.Get(cfg.Host + "/")
-				if err != nil {
-					return "", err
-				}
-				defer resp.Body.Close()
-				body, err := io.ReadAll(resp.Body)
-				return string(body), err
-			}
-
-			body, err := get(map[string]any{"proxyURL": proxy.URL, "proxyHeader": map[string]any{"X-Tenant": "a,b"}})
+			return client
+		},
+		"dialer": func(cfg *rest.Config) *http.Client {
+			dial, err := Dialer(cfg)
 			require.NoError(t, err)
-			assert.Equal(t, "member", body)
-			assert.EqualValues(t, 1, proxy.Tunnels())
-
-			if scheme != "socks5" {
-				_, err = get(map[string]any{"proxyURL": proxy.URL})
-				assert.Error(t, err, "a CONNECT without the required header is refused")
-				assert.EqualValues(t, 1, proxy.Refused())
-			}
-		})
+			require.NotNil(t, dial, "a configuration with a proxy dials through it")
+			tlsConfig, err := rest.TLSConfigFor(cfg)
+			require.NoError(t, err)
+			return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, DialContext: dial}}
+		},
 	}
+	for _, scheme := range []string{"http", "https", "socks5"} {
+		for way, newClient := range clients {
+			t.Run(scheme+"/"+way, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				opts := forwardproxy.Options{Scheme: scheme, Name: name, Target: server.Listener.Addr().String(), TLS: server.TLS}
+				if scheme != "socks5" {
+					opts.Header = required
+				}
+				proxy, err := forwardproxy.Start(ctx, opts)
+				require.NoError(t, err)
+
+				get := func(spec map[string]any) (string, error) {
+					p, err := proxyOf(clusterWith(spec))
+					require.NoError(t, err)
+					cfg := &rest.Config{Host: "https://" + net.JoinHostPort(name, port), TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+					p.configure(cfg)
+					resp, err := newClient(cfg).Get(cfg.Host + "/")
+					if err != nil {
+						return "", err
+					}
+					defer resp.Body.Close()
+					body, err := io.ReadAll(resp.Body)
+					return string(body), err
+				}
+
+				body, err := get(map[string]any{"proxyURL": proxy.URL, "proxyHeader": map[string]any{"X-Tenant": "a,b"}})
+				require.NoError(t, err)
+				assert.Equal(t, "member", body)
+				assert.EqualValues(t, 1, proxy.Tunnels())
+
+				if scheme != "socks5" {
+					_, err = get(map[string]any{"proxyURL": proxy.URL})
+					assert.Error(t, err, "a CONNECT without the required header is refused")
+					assert.EqualValues(t, 1, proxy.Refused())
+				}
+			})
+		}
+	}
+}
+
+func TestDialerIsNilWithoutProxy(t *testing.T) {
+	dial, err := Dialer(&rest.Config{Host: "https://127.0.0.1:6443"})
+	require.NoError(t, err)
+	assert.Nil(t, dial, "no proxy: the caller dials directly")
 }

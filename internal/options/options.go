@@ -122,6 +122,16 @@ type Options struct {
 	ProxyTLSKeyFile     string
 	ProxyClientCAFile   string        // CA of client certificates accepted as identities; empty: tokens only
 	ProxyRequestTimeout time.Duration // bounds each request to a member, except watches
+	// ServeSearchAPI serves the proxy as the search.karmada.io API server, to be registered
+	// behind karmada-apiserver (APIService v1alpha1.search.karmada.io) as karmada-search is:
+	// callers are authenticated and authorized by the control plane (front-proxy headers,
+	// tokens, client certificates) and ResourceRegistries are kept in etcd.
+	ServeSearchAPI    bool
+	SearchEtcdServers []string
+	SearchEtcdPrefix  string
+	SearchEtcdCAFile  string
+	SearchEtcdCert    string
+	SearchEtcdKey     string
 
 	// EnableProvisioning installs a Karmada control plane for every Karmada object of the host
 	// cluster (which then needs the Karmada CRD).
@@ -180,6 +190,7 @@ func Default(component Component) *Options {
 
 		ProxyBindAddress:     "127.0.0.1:10443",
 		ProxyRequestTimeout:  30 * time.Second,
+		SearchEtcdPrefix:     "/registry",
 		ClusterProbeInterval: 10 * time.Second,
 
 		ClusterFailureThreshold: 30 * time.Second,
@@ -231,6 +242,20 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.StringVar(&o.ProxyTLSKeyFile, "proxy-tls-key-file", o.ProxyTLSKeyFile, "private key of --proxy-tls-cert-file")
 		fs.StringVar(&o.ProxyClientCAFile, "proxy-client-ca-file", o.ProxyClientCAFile, "CA bundle of client certificates the proxy accepts as identities (empty: bearer tokens only)")
 		fs.DurationVar(&o.ProxyRequestTimeout, "proxy-request-timeout", o.ProxyRequestTimeout, "bound of each proxied request to a member cluster, except watches")
+		fs.BoolVar(&o.ServeSearchAPI, "serve-search-api", o.ServeSearchAPI, "serve the proxy as the search.karmada.io API server behind karmada-apiserver's aggregator (APIService v1alpha1.search.karmada.io), ResourceRegistries kept in etcd, as karmada-search does; needs --enable-proxy and --search-etcd-servers")
+		fs.Func("search-etcd-servers", "comma-separated etcd URLs keeping the search API's ResourceRegistries", func(v string) error {
+			o.SearchEtcdServers = nil
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					o.SearchEtcdServers = append(o.SearchEtcdServers, s)
+				}
+			}
+			return nil
+		})
+		fs.StringVar(&o.SearchEtcdPrefix, "search-etcd-prefix", o.SearchEtcdPrefix, "etcd key prefix of the search API's storage (karmada-search's default: /registry)")
+		fs.StringVar(&o.SearchEtcdCAFile, "search-etcd-cafile", o.SearchEtcdCAFile, "CA bundle verifying the etcd servers")
+		fs.StringVar(&o.SearchEtcdCert, "search-etcd-certfile", o.SearchEtcdCert, "client certificate for etcd")
+		fs.StringVar(&o.SearchEtcdKey, "search-etcd-keyfile", o.SearchEtcdKey, "private key of --search-etcd-certfile")
 		fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on the task queue, across all workers (0: unlimited)")
 	case Starter:
 		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
@@ -384,6 +409,17 @@ func (o *Options) Validate() error {
 		}
 		if o.ProxyRequestTimeout <= 0 {
 			errs = append(errs, fmt.Errorf("--proxy-request-timeout must be positive, got %v", o.ProxyRequestTimeout))
+		}
+	}
+	if o.ServeSearchAPI {
+		if !o.EnableProxy {
+			errs = append(errs, errors.New("--serve-search-api needs --enable-proxy"))
+		}
+		if len(o.SearchEtcdServers) == 0 {
+			errs = append(errs, errors.New("--serve-search-api needs --search-etcd-servers"))
+		}
+		if (o.SearchEtcdCert == "") != (o.SearchEtcdKey == "") {
+			errs = append(errs, errors.New("--search-etcd-certfile and --search-etcd-keyfile go together"))
 		}
 	}
 	if o.MaxConcurrentWorkflowTasks < 2 {

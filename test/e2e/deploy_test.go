@@ -95,6 +95,28 @@ func TestDeployChartAppliesOnServer(t *testing.T) {
 			},
 		},
 		{
+			name: "standalone control plane with the search API", cluster: testEnv.ControlPlane,
+			values: []string{"target=controlPlane", "mode=standalone", "proxy.enabled=true", "proxy.searchAPI.enabled=true"},
+			check: func(t *testing.T, objects map[string]*unstructured.Unstructured) {
+				requireObjects(t, objects, "APIService/v1alpha1.search.karmada.io", "Service/karmadaflow-search",
+					"ClusterRoleBinding/karmadaflow-worker-auth-delegator", "RoleBinding/karmadaflow-worker-authentication-reader",
+					"CustomResourceDefinition/clusters.cluster.karmada.io")
+				assert.NotContains(t, objects, "CustomResourceDefinition/resourceregistries.search.karmada.io", "the worker serves them")
+				externalName, _, _ := unstructured.NestedString(objects["Service/karmadaflow-search"].Object, "spec", "externalName")
+				assert.Equal(t, "karmadaflow-proxy.karmadaflow-system.svc.cluster.local", externalName)
+				assert.False(t, grantsOn(t, objects["ClusterRole/karmadaflow-worker"], "resourceregistries"), "its own, not the control plane's")
+			},
+		},
+		{
+			name: "standalone host with the search API", cluster: testEnv.Host,
+			values: []string{"target=host", "mode=standalone", "proxy.enabled=true", "proxy.searchAPI.enabled=true",
+				"proxy.searchAPI.etcd.servers=https://etcd:2379", "proxy.searchAPI.etcd.existingSecret=search-etcd"},
+			check: func(t *testing.T, objects map[string]*unstructured.Unstructured) {
+				assert.Subset(t, args(t, objects["Deployment/karmadaflow-worker"]), []string{"--enable-proxy", "--serve-search-api",
+					"--search-etcd-servers=https://etcd:2379", "--search-etcd-prefix=/registry", "--search-etcd-certfile=/etc/karmadaflow/search-etcd/tls.crt"})
+			},
+		},
+		{
 			name: "beside Karmada host", values: []string{"target=host", "mode=besideKarmada"}, cluster: testEnv.Host,
 			check: func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				requireObjects(t, objects, "Deployment/karmadaflow-worker", "Deployment/karmadaflow-starter")
@@ -180,6 +202,8 @@ func TestDeployChartLints(t *testing.T) {
 		"target=members": "target must be host or controlPlane",
 		"mode=besideKarmada,provisioning.enabled=true":       "provisioning.selector is required",
 		"temporal.tls.existingSecret=t,temporal.tls.keyKey=": "temporal.tls.keyKey",
+		"proxy.searchAPI.enabled=true":                       "proxy.searchAPI.enabled needs proxy.enabled",
+		"proxy.enabled=true,proxy.searchAPI.enabled=true":    "proxy.searchAPI.etcd.servers is required",
 	} {
 		out, err := exec.Command(helm, "template", "karmadaflow", filepath.Join(repo, chart), "--set", values).CombinedOutput()
 		require.Error(t, err, "helm template --set %s rendered:\n%s", values, out)

@@ -142,6 +142,9 @@ func (c *Cluster) prepare(envDir string, port int, componentPorts map[string]int
 		"sa.pub":        sa.Cert,
 		"tokens.csv":    []byte(c.token + ",admin,admin,system:masters\n"),
 	}
+	if err := issueFrontProxyPairs(files); err != nil {
+		return fmt.Errorf("front-proxy certificates of cluster %s: %w", c.Name, err)
+	}
 	if c.NodeIP != "" {
 		if err := issueKubeletPairs(ca, c.NodeIP, files); err != nil {
 			return fmt.Errorf("kubelet certificates of cluster %s: %w", c.Name, err)
@@ -177,6 +180,27 @@ func issueKubeletPairs(ca *pki.Authority, nodeIP string, files map[string][]byte
 	}
 	files["kwok.crt"], files["kwok.key"] = serving.Cert, serving.Key
 	files["kubelet-client.crt"], files["kubelet-client.key"] = client.Cert, client.Key
+	return nil
+}
+
+// frontProxyClient is the name the aggregator's client certificate carries, the one name an
+// aggregated API server accepts front-proxy headers from.
+const frontProxyClient = "front-proxy-client"
+
+// issueFrontProxyPairs adds to files the front-proxy CA and the aggregator's client
+// certificate of it: with them an API server vouches for its callers to the API servers
+// registered behind it (APIServices), in X-Remote-User, X-Remote-Group and X-Remote-Extra-*.
+func issueFrontProxyPairs(files map[string][]byte) error {
+	ca, err := pki.NewAuthority("front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	client, err := ca.Issue(pki.LeafSpec{CommonName: frontProxyClient, Client: true}, pki.DefaultLeafValidity)
+	if err != nil {
+		return err
+	}
+	files["front-proxy-ca.crt"] = ca.Pair().Cert
+	files["front-proxy-client.crt"], files["front-proxy-client.key"] = client.Cert, client.Key
 	return nil
 }
 
@@ -226,6 +250,15 @@ func (c *Cluster) apiserverArgs(etcdURL string) []string {
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--allow-privileged=true",
 		"--profiling=false",
+		// The aggregation layer: APIServices reach their servers with the front-proxy client
+		// certificate and the caller in headers.
+		"--requestheader-client-ca-file=" + c.file("front-proxy-ca.crt"),
+		"--requestheader-allowed-names=" + frontProxyClient,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + c.file("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + c.file("front-proxy-client.key"),
 	}
 	if c.NodeIP == "" {
 		return args

@@ -56,6 +56,9 @@ func startProcessAs(user *syscall.Credential, name, bin string, args []string, w
 
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = workDir
+	// Temporal's servers ask updates.temporal.io for new versions when they start, unless
+	// told not to; nothing here may leave loopback.
+	cmd.Env = append(os.Environ(), "TEMPORAL_VERSION_CHECK_DISABLED=1")
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: user}

@@ -25,9 +25,10 @@ type ProxyFiles struct {
 }
 
 // WriteProxyFiles makes a CA and a serving certificate for a proxy on address (host:port, a
-// loopback IP), writes them into Dir and writes proxy.kubeconfig: the control plane's admin
-// kubeconfig with the proxy's URL and CA.
-func (e *Env) WriteProxyFiles(address string) (ProxyFiles, error) {
+// loopback IP) and dnsNames besides localhost (the name an aggregator verifies, e.g.
+// <service>.<namespace>.svc), writes them into Dir and writes proxy.kubeconfig: the control
+// plane's admin kubeconfig with the proxy's URL and CA.
+func (e *Env) WriteProxyFiles(address string, dnsNames ...string) (ProxyFiles, error) {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return ProxyFiles{}, err
@@ -40,7 +41,7 @@ func (e *Env) WriteProxyFiles(address string) (ProxyFiles, error) {
 	if err != nil {
 		return ProxyFiles{}, err
 	}
-	serving, err := ca.Issue(pki.LeafSpec{CommonName: "karmadaflow-proxy", DNSNames: []string{"localhost"}, IPs: []net.IP{ip}, Server: true}, pki.DefaultLeafValidity)
+	serving, err := ca.Issue(pki.LeafSpec{CommonName: "karmadaflow-proxy", DNSNames: append([]string{"localhost"}, dnsNames...), IPs: []net.IP{ip}, Server: true}, pki.DefaultLeafValidity)
 	if err != nil {
 		return ProxyFiles{}, err
 	}

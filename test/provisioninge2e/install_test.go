@@ -32,7 +32,7 @@ var stepsBeforeControlPlane = []string{"ValidateKarmada", "AddKarmadaFinalizer",
 	prov.StepWaitAPIServerReady, prov.StepWriteAdminKubeconfig, prov.StepInstallAggregatedAPIServer,
 	prov.StepWaitAggregatedAPIServerReady}
 
-// TestNodePortInstall installs a NodePort instance end to end: the worker is killed in the
+// TestNodePortInstall installs a NodePort instance end to end: both workers are killed in the
 // middle of the install and restarted, the test then starts the instance's API server for
 // real, and the instance becomes Ready without any completed step running again; the
 // objects inside the new control plane are read back from that API server; the history holds
@@ -63,13 +63,13 @@ func TestNodePortInstall(t *testing.T) {
 		return nil
 	})
 	_, completed := scheduled(history(t, id))
-	require.Zero(t, completed[prov.StepInitControlPlane], "the install is not finished when the worker dies")
-	svc.Kill("worker")
-	t.Logf("worker killed %.1fs after create; completed steps: %v", time.Since(begin).Seconds(), completed)
+	require.Zero(t, completed[prov.StepInitControlPlane], "the install is not finished when the workers die")
+	svc.KillWorkers()
+	t.Logf("workers killed %.1fs after create; completed steps: %v", time.Since(begin).Seconds(), completed)
 	k, _, err := getKarmada(ns, name)
 	require.NoError(t, err)
 	require.NotEqual(t, operatorv1alpha1.ReasonCompleted, readyReason(k))
-	require.NoError(t, svc.StartComponent(ctx, "worker"))
+	require.NoError(t, svc.StartWorkers(ctx))
 
 	// The test is the kubelet of the API server pod: a real kube-apiserver on the node port.
 	service, err := testEnv.Host.Client().CoreV1().Services(ns).Get(ctx, prov.NamesFor(name).Of(prov.SuffixAPIServer), metav1.GetOptions{})
@@ -87,13 +87,13 @@ func TestNodePortInstall(t *testing.T) {
 	h := history(t, id)
 	counts, completed := scheduled(h)
 	for _, step := range stepsBeforeControlPlane {
-		assert.Equal(t, 1, counts[step], "%s scheduled again after the worker restart", step)
+		assert.Equal(t, 1, counts[step], "%s scheduled again after the workers restarted", step)
 	}
 	for _, step := range []string{prov.StepInitControlPlane, prov.StepInstallComponents, prov.StepWaitComponentsReady} {
 		assert.Equal(t, 1, completed[step], step)
 	}
 	t.Logf("activities scheduled: %v", counts)
-	// The step that was running when the worker died failed (connection refused until the
+	// The step that was running when the workers died failed (connection refused until the
 	// API server ran, lost worker) and was retried in place.
 	for _, e := range h.Events {
 		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {

@@ -41,8 +41,9 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
-	// The worker may touch Secrets only in the namespaces of the tests' Karmada objects.
-	svc, err = service.Start(ctx, e, service.Options{ChartValues: []string{
+	// Two workers on the task queue. They may touch Secrets only in the namespaces of the
+	// tests' Karmada objects.
+	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{
 		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss}",
 	}})
 	if err != nil {
@@ -56,6 +57,6 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer temporal.Close()
-	log.Printf("provisioninge2e: environment, worker and starter ready after %.1fs", time.Since(start).Seconds())
+	log.Printf("provisioninge2e: environment, workers and starter ready after %.1fs", time.Since(start).Seconds())
 	return e.LoopbackCheckedExit(m.Run())
 }

@@ -56,11 +56,13 @@ func run(m *testing.M) int {
 	}
 	proxyCA, proxyURL = files.CAFile, files.URL
 	// Cluster health is off: the Clusters stay Ready as registered, also while a test
-	// freezes a member.
+	// freezes a member. Of the two workers on the task queue, the first serves the proxy.
 	svc, err = service.Start(ctx, e, service.Options{
-		WorkerArgs: []string{
+		Workers:    2,
+		WorkerArgs: []string{"--enable-cluster-health=false"},
+		FirstWorkerArgs: []string{
 			"--enable-proxy", "--proxy-bind-address", address, "--proxy-tls-cert-file", files.CertFile, "--proxy-tls-key-file", files.KeyFile,
-			"--proxy-request-timeout", "5s", "--enable-cluster-health=false",
+			"--proxy-request-timeout", "5s",
 		},
 		StarterArgs: []string{"--enable-cluster-health=false"},
 		ChartValues: []string{"proxy.enabled=true"}, // the proxy's impersonation

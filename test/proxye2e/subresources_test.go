@@ -59,7 +59,11 @@ func TestLogsFollow(t *testing.T) {
 	}
 }
 
-func TestExecOverWebSocketAndSPDY(t *testing.T) {
+func TestExecOverWebSocketAndSPDY(t *testing.T) { expectExecInWeb2AsDirectly(t) }
+
+// expectExecInWeb2AsDirectly runs a command in member2's web-2 through the proxy as alice and
+// directly, over WebSocket and over SPDY, and expects the same output.
+func expectExecInWeb2AsDirectly(t *testing.T) {
 	member2 := testEnv.Member("member2")
 	args := []string{"exec", "web-2", "--", "sh", "-c", "pwd; echo to-stderr >&2"}
 	for _, websockets := range []string{"true", "false"} {
@@ -124,7 +128,11 @@ func TestExecIsRefusedWithoutTheRight(t *testing.T) {
 	assert.Empty(t, stdout)
 }
 
-func TestAttach(t *testing.T) {
+func TestAttach(t *testing.T) { expectAttachToWeb2AsDirectly(t) }
+
+// expectAttachToWeb2AsDirectly attaches to member2's web-2 through the proxy as alice and
+// directly, and expects both to see what the container writes.
+func expectAttachToWeb2AsDirectly(t *testing.T) {
 	member2 := testEnv.Member("member2")
 	through := startKubectl(t, kubeconfigs["alice"], nil, "attach", "web-2")
 	directly := startKubectl(t, member2.Kubeconfig, nil, "attach", "web-2")
@@ -145,30 +153,34 @@ func TestAttach(t *testing.T) {
 
 func TestPortForwardRoundTrip(t *testing.T) {
 	for name, kubeconfig := range map[string]string{"through": kubeconfigs["alice"], "directly": testEnv.Member("member2").Kubeconfig} {
-		t.Run(name, func(t *testing.T) {
-			k := startKubectl(t, kubeconfig, nil, "port-forward", "--address=127.0.0.1", "pod/web-2", ":8080")
-			forwarding := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> 8080`)
-			var port string
-			require.Eventually(t, func() bool {
-				m := forwarding.FindStringSubmatch(k.output())
-				if m != nil {
-					port = m[1]
-				}
-				return m != nil
-			}, 20*time.Second, 100*time.Millisecond, "%q", k.output())
-
-			conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), 5*time.Second)
-			require.NoError(t, err)
-			defer conn.Close()
-			require.NoError(t, conn.SetDeadline(time.Now().Add(20*time.Second)))
-			sent := bytes.Repeat([]byte("round trip through a forwarded port\n"), 1000)
-			go func() { _, _ = conn.Write(sent) }()
-			got := make([]byte, len(sent))
-			_, err = io.ReadFull(conn, got)
-			require.NoError(t, err)
-			assert.Equal(t, sent, got)
-		})
+		t.Run(name, func(t *testing.T) { expectPortForwardRoundTripToWeb2(t, kubeconfig) })
 	}
+}
+
+// expectPortForwardRoundTripToWeb2 forwards a local port to port 8080 of member2's web-2 with
+// kubeconfig and expects the bytes sent to come back from the pod's echo server.
+func expectPortForwardRoundTripToWeb2(t *testing.T, kubeconfig string) {
+	k := startKubectl(t, kubeconfig, nil, "port-forward", "--address=127.0.0.1", "pod/web-2", ":8080")
+	forwarding := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> 8080`)
+	var port string
+	require.Eventually(t, func() bool {
+		m := forwarding.FindStringSubmatch(k.output())
+		if m != nil {
+			port = m[1]
+		}
+		return m != nil
+	}, 20*time.Second, 100*time.Millisecond, "%q", k.output())
+
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), 5*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(20*time.Second)))
+	sent := bytes.Repeat([]byte("round trip through a forwarded port\n"), 1000)
+	go func() { _, _ = conn.Write(sent) }()
+	got := make([]byte, len(sent))
+	_, err = io.ReadFull(conn, got)
+	require.NoError(t, err)
+	assert.Equal(t, sent, got)
 }
 
 func TestCopyIntoAndOutOfAPod(t *testing.T) {

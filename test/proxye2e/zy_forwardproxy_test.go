@@ -21,24 +21,14 @@ import (
 	"github.com/karmadaflow/karmadaflow/test/forwardproxy"
 )
 
-// TestMemberBehindForwardProxy: with member2 behind an HTTP forward proxy (spec.proxyURL and
-// the header it requires in spec.proxyHeader), under a name only the proxy resolves, the
-// global proxy lists member2's pods through it; with the forward proxy stopped, member2 is
+// TestMemberBehindForwardProxy: with member2 behind a forward proxy (spec.proxyURL, and for
+// an HTTP proxy the header it requires in spec.proxyHeader), under a name only the proxy
+// resolves, the global proxy lists member2's pods through it, and exec (WebSocket and SPDY),
+// attach and port-forward reach web-2 through it; with the forward proxy stopped, member2 is
 // reported unreachable.
 func TestMemberBehindForwardProxy(t *testing.T) {
 	ctx := context.Background()
 	member := testEnv.Member("member2")
-	server, err := url.Parse(member.Server)
-	require.NoError(t, err)
-	proxyCtx, stopProxy := context.WithCancel(ctx)
-	defer stopProxy()
-	// The member's serving certificate names kubernetes.default.svc, which nothing resolves.
-	const name = "kubernetes.default.svc"
-	proxy, err := forwardproxy.Start(proxyCtx, forwardproxy.Options{
-		Scheme: "http", Name: name, Target: server.Host, Header: http.Header{"X-Karmadaflow-Tenant": {"proxy-e2e"}},
-	})
-	require.NoError(t, err)
-
 	clusters := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters)
 	patch := func(spec string) {
 		_, err := clusters.Patch(ctx, "member2", types.MergePatchType, []byte(`{"spec":`+spec+`}`), metav1.PatchOptions{})
@@ -50,14 +40,45 @@ func TestMemberBehindForwardProxy(t *testing.T) {
 		patch(`{"apiEndpoint":"` + member.Server + `","proxyURL":null,"proxyHeader":null}`)
 		expectBothMembersListed(t)
 	})
+	for _, scheme := range []string{"http", "https", "socks5"} {
+		t.Run(scheme, func(t *testing.T) { testMemberBehindForwardProxy(t, scheme, patch) })
+	}
+}
+
+func testMemberBehindForwardProxy(t *testing.T, scheme string, patch func(spec string)) {
+	member := testEnv.Member("member2")
+	server, err := url.Parse(member.Server)
+	require.NoError(t, err)
+	proxyCtx, stopProxy := context.WithCancel(context.Background())
+	defer stopProxy()
+	// The member's serving certificate names kubernetes.default.svc, which nothing resolves.
+	const name = "kubernetes.default.svc"
+	opts := forwardproxy.Options{Scheme: scheme, Name: name, Target: server.Host}
+	header := `null`
+	if scheme != "socks5" {
+		opts.Header = http.Header{"X-Karmadaflow-Tenant": {"proxy-e2e"}}
+		header = `{"X-Karmadaflow-Tenant":"proxy-e2e"}`
+	}
+	if scheme == "https" {
+		opts.TLS, err = member.ServingTLS()
+		require.NoError(t, err)
+	}
+	proxy, err := forwardproxy.Start(proxyCtx, opts)
+	require.NoError(t, err)
 	patch(`{"apiEndpoint":"https://` + net.JoinHostPort(name, server.Port()) + `","proxyURL":"` + proxy.URL +
-		`","proxyHeader":{"X-Karmadaflow-Tenant":"proxy-e2e"}}`)
+		`","proxyHeader":` + header + `}`)
 
 	expectBothMembersListed(t)
 	out, err := kubectlAs("alice", "get", "pod", "web-2", "-o", "name")
 	require.NoError(t, err, out)
 	assert.Positive(t, proxy.Tunnels())
-	assert.Zero(t, proxy.Refused())
+
+	// Upgraded requests are dialled apart from the member's transport: they too reach the
+	// name only the forward proxy resolves.
+	expectExecInWeb2AsDirectly(t)
+	expectAttachToWeb2AsDirectly(t)
+	expectPortForwardRoundTripToWeb2(t, kubeconfigs["alice"])
+	assert.Zero(t, proxy.Refused(), "every connection carried the proxy's header and name")
 
 	stopProxy()
 	require.Eventually(t, func() bool {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,17 +32,22 @@ const (
 	chartNamespace = "karmadaflow-system"
 )
 
-// identityKinds are the kinds of the chart that make up an identity: what the worker and the
-// starter are, and what they may do. The rest of the chart (Deployments, the bootstrap Job,
-// CRDs) is not needed to run the binaries here.
-var identityKinds = map[string]schema.GroupVersionResource{
+// chartKinds are the kinds of the chart a test may apply, and their resources.
+var chartKinds = map[string]schema.GroupVersionResource{
 	"Namespace":          {Version: "v1", Resource: "namespaces"},
 	"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
 	"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 	"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
 	"Role":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
 	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"Service":            {Version: "v1", Resource: "services"},
+	"APIService":         {Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"},
 }
+
+// identityKinds are the kinds of the chart that make up an identity: what the worker and the
+// starter are, and what they may do. The rest of the chart (Deployments, the bootstrap Job,
+// CRDs) is not needed to run the binaries here.
+var identityKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 
 // kubeconfigs are the kubeconfig files one component runs with.
 type kubeconfigs struct{ host, karmada string }
@@ -78,6 +85,13 @@ func installIdentities(ctx context.Context, e *env.Env, dir string, values []str
 // ApplyChartIdentities renders the chart with values (key=value each, target among them) and
 // applies its ServiceAccounts and RBAC, and nothing else, to the cluster.
 func ApplyChartIdentities(ctx context.Context, cluster *env.Cluster, values []string) error {
+	return ApplyChartObjects(ctx, cluster, values, identityKinds...)
+}
+
+// ApplyChartObjects renders the chart with values (key=value each, target among them) and
+// applies its objects of the given kinds (Namespaces, RBAC, Services, APIServices) to the
+// cluster.
+func ApplyChartObjects(ctx context.Context, cluster *env.Cluster, values []string, kinds ...string) error {
 	root, err := env.RepoRoot()
 	if err != nil {
 		return err
@@ -86,17 +100,22 @@ func ApplyChartIdentities(ctx context.Context, cluster *env.Cluster, values []st
 	if err != nil {
 		return err
 	}
-	if err := applyIdentities(ctx, cluster, objs); err != nil {
-		return fmt.Errorf("the chart's identities in %s: %w", cluster.Name, err)
+	if err := applyObjects(ctx, cluster, objs, kinds); err != nil {
+		return fmt.Errorf("the chart's %v in %s: %w", kinds, cluster.Name, err)
 	}
 	return nil
 }
 
-// renderChart runs `helm template` on the chart with values (key=value each).
+// renderChart runs `helm template` on the chart with values: key=value each, or
+// file:key=path for a value read from a file (helm's --set-file).
 func renderChart(ctx context.Context, root string, values []string) ([]*unstructured.Unstructured, error) {
 	args := []string{"template", "karmadaflow", filepath.Join(root, chartPath), "--namespace", chartNamespace}
 	for _, v := range values {
-		args = append(args, "--set", v)
+		if file, ok := strings.CutPrefix(v, "file:"); ok {
+			args = append(args, "--set-file", file)
+		} else {
+			args = append(args, "--set", v)
+		}
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "helm"), args...)
@@ -119,16 +138,16 @@ func renderChart(ctx context.Context, root string, values []string) ([]*unstruct
 	}
 }
 
-// applyIdentities server-side-applies the identity kinds among objs, namespaces first. A Role
+// applyObjects server-side-applies the objects of kinds among objs, namespaces first. An object
 // in a namespace that does not exist yet (one a test will use) gets its namespace created.
-func applyIdentities(ctx context.Context, cluster *env.Cluster, objs []*unstructured.Unstructured) error {
+func applyObjects(ctx context.Context, cluster *env.Cluster, objs []*unstructured.Unstructured, kinds []string) error {
 	for _, pass := range []func(kind string) bool{
 		func(kind string) bool { return kind == "Namespace" },
 		func(kind string) bool { return kind != "Namespace" },
 	} {
 		for _, obj := range objs {
-			gvr, ok := identityKinds[obj.GetKind()]
-			if !ok || !pass(obj.GetKind()) {
+			gvr, ok := chartKinds[obj.GetKind()]
+			if !ok || !slices.Contains(kinds, obj.GetKind()) || !pass(obj.GetKind()) {
 				continue
 			}
 			if ns := obj.GetNamespace(); ns != "" {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,9 +32,15 @@ type Options struct {
 	UnhealthyGrace   time.Duration
 	ProbeInterval    time.Duration
 	FailureThreshold time.Duration
-	// WorkerArgs and StarterArgs are appended to each binary's flags.
+	// Workers is how many workers run on the task queue: "worker", then "worker-2", ...;
+	// 0 is one.
+	Workers int
+	// WorkerArgs and StarterArgs are appended to the flags of every worker and the starter.
 	WorkerArgs  []string
 	StarterArgs []string
+	// FirstWorkerArgs are appended to the flags of the first worker only: what two workers
+	// cannot share, such as the proxy's listening address.
+	FirstWorkerArgs []string
 	// ChartValues (key=value) render the chart whose ServiceAccounts and RBAC the worker and
 	// the starter run under, e.g. proxy.enabled=true for the proxy's impersonation.
 	ChartValues []string
@@ -46,6 +53,7 @@ type Options struct {
 type Service struct {
 	opts    Options
 	env     *env.Env
+	workers []string // the worker instances Start runs
 	binDir  string
 	logDir  string
 	mu      sync.Mutex
@@ -56,34 +64,46 @@ type Service struct {
 	identities map[string]kubeconfigs
 }
 
-// Start builds the worker and starter and runs both until they report ready.
+// Start builds the worker and starter and runs the workers and the starter until they report
+// ready.
 func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
 	s := &Service{opts: opts, env: e, binDir: filepath.Join(e.Dir, "service-bin"), logDir: filepath.Join(e.Dir, "logs"),
-		procs: map[string]*process{}, metrics: map[string]string{}}
+		procs: map[string]*process{}, metrics: map[string]string{}, workers: []string{"worker"}}
+	for i := 2; i <= opts.Workers; i++ {
+		s.workers = append(s.workers, fmt.Sprintf("worker-%d", i))
+	}
 	for _, component := range []string{"worker", "starter"} {
 		out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(s.binDir, component), "github.com/karmadaflow/karmadaflow/"+component).CombinedOutput()
 		if err != nil {
 			return nil, fmt.Errorf("building %s: %v\n%s", component, err, out)
 		}
+	}
+	for _, instance := range s.instances() {
 		addr, err := FreeAddress()
 		if err != nil {
 			return nil, err
 		}
-		s.metrics[component] = addr
+		s.metrics[instance] = addr
 	}
 	if !opts.Admin {
 		if err := s.InstallIdentities(ctx); err != nil {
 			return nil, err
 		}
 	}
-	for _, component := range []string{"worker", "starter"} {
-		if err := s.StartComponent(ctx, component); err != nil {
+	for _, instance := range s.instances() {
+		if err := s.StartComponent(ctx, instance); err != nil {
 			s.Stop()
 			return nil, err
 		}
 	}
 	return s, nil
 }
+
+// instances are the workers and the starter Start runs.
+func (s *Service) instances() []string { return append(s.Workers(), "starter") }
+
+// Workers are the worker instances Start runs, all on the task queue: "worker", "worker-2", ...
+func (s *Service) Workers() []string { return slices.Clone(s.workers) }
 
 // InstallIdentities (re)installs the chart's ServiceAccounts and RBAC the components run under,
 // e.g. after a test changed them, and writes their kubeconfigs with fresh tokens.
@@ -126,6 +146,9 @@ func (s *Service) args(instance string) []string {
 			args = append(args, "--cluster-unhealthy-grace", s.opts.UnhealthyGrace.String())
 		}
 		args = append(args, s.opts.WorkerArgs...)
+		if instance == s.workers[0] {
+			args = append(args, s.opts.FirstWorkerArgs...)
+		}
 	case "starter":
 		if s.opts.ProbeInterval > 0 {
 			args = append(args, "--cluster-probe-interval", s.opts.ProbeInterval.String())
@@ -163,15 +186,19 @@ func (s *Service) StartComponent(ctx context.Context, component string) error {
 	return nil
 }
 
-// Restart stops both components and starts them again with extra flags appended to each
-// one's (nil: the usual ones), for tests of the service's switches.
+// Restart stops every process and starts the workers and the starter again with extra flags
+// appended to each worker's and the starter's (nil: the usual ones), for tests of the
+// service's switches.
 func (s *Service) Restart(ctx context.Context, workerArgs, starterArgs []string) error {
 	s.Stop()
 	s.mu.Lock()
-	s.extra = map[string][]string{"worker": workerArgs, "starter": starterArgs}
+	s.extra = map[string][]string{"starter": starterArgs}
+	for _, w := range s.workers {
+		s.extra[w] = workerArgs
+	}
 	s.mu.Unlock()
-	for _, component := range []string{"worker", "starter"} {
-		if err := s.StartComponent(ctx, component); err != nil {
+	for _, instance := range s.instances() {
+		if err := s.StartComponent(ctx, instance); err != nil {
 			return err
 		}
 	}
@@ -223,6 +250,27 @@ func (s *Service) Kill(component string) {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.exited
 	}
+}
+
+// KillWorkers ends every worker Start runs at once (SIGKILL), as a crash of all of them would.
+func (s *Service) KillWorkers() {
+	for _, w := range s.workers {
+		s.Kill(w)
+	}
+}
+
+// StartWorkers starts again every worker Start runs that is not running, e.g. after
+// KillWorkers, and waits until each is ready.
+func (s *Service) StartWorkers(ctx context.Context) error {
+	for _, w := range s.workers {
+		if s.PID(w) != 0 {
+			continue
+		}
+		if err := s.StartComponent(ctx, w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Stop ends every process (SIGTERM, then SIGKILL after 10 s).

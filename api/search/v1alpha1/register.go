@@ -41,3 +41,13 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }
+
+// OpenAPIModelName names ResourceRegistry in the OpenAPI document of an API server serving it.
+func (ResourceRegistry) OpenAPIModelName() string {
+	return "io.karmada.search.v1alpha1.ResourceRegistry"
+}
+
+// OpenAPIModelName names ResourceRegistryList in the OpenAPI document of an API server serving it.
+func (ResourceRegistryList) OpenAPIModelName() string {
+	return "io.karmada.search.v1alpha1.ResourceRegistryList"
+}

@@ -131,3 +131,16 @@ readOnlyRootFilesystem: true
 capabilities:
   drop: ["ALL"]
 {{- end }}
+
+{{/* Whether the proxy is served as the search.karmada.io API; fails when it cannot be. */}}
+{{- define "karmadaflow.searchAPI" -}}
+{{- $s := .Values.proxy.searchAPI }}
+{{- if $s.enabled }}
+{{- if not .Values.proxy.enabled }}
+{{- fail "proxy.searchAPI.enabled needs proxy.enabled" }}
+{{- end }}
+{{- if and (eq .Values.target "host") (not $s.etcd.servers) }}
+{{- fail "proxy.searchAPI.etcd.servers is required: the search API keeps ResourceRegistries in etcd" }}
+{{- end }}true
+{{- end }}
+{{- end }}

@@ -1,15 +1,15 @@
 // Command proxybench measures the global resource proxy against the local environment with
 // the real worker: listing 3 members x N pods through the proxy against listing 3N pods
-// directly on one API server (JSON, Table and pages of 500), and the delivery latency of
-// watch events through the proxy against a direct watch. It prints a Markdown report and
-// writes it to .bench/proxy-report.md; it asserts nothing.
+// directly on one API server (JSON, Table and pages of 500), the delivery latency of watch
+// events through the proxy against a direct watch, and exec and port-forward of a member pod
+// through the proxy against the member directly (round trips and throughput). It prints a
+// Markdown report and writes it to .bench/proxy-report.md; it asserts nothing.
 //
 //	go run ./test/bench/cmd/proxybench
 package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/test/bench"
@@ -35,6 +37,7 @@ import (
 
 const (
 	namespace  = "bench"
+	warmUps    = 3 // requests or messages not measured before those that are
 	tableAccpt = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 )
 
@@ -42,16 +45,24 @@ func main() {
 	pods := flag.Int("pods", 1000, "pods in each of the 3 proxied members (the direct cluster holds 3x)")
 	rounds := flag.Int("rounds", 40, "lists measured per kind")
 	events := flag.Int("events", 100, "watch events measured")
+	var sizes streamSizes
+	flag.IntVar(&sizes.execs, "execs", 50, "exec round trips measured per protocol")
+	flag.IntVar(&sizes.messages, "messages", 200, "small messages echoed over each open exec or port-forward stream")
+	mib := flag.Int("mib", 16, "MiB pushed through each open exec or port-forward stream")
 	flag.Parse()
+	sizes.bytes = *mib << 20
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if err := run(ctx, *pods, *rounds, *events); err != nil {
+	if err := run(ctx, *pods, *rounds, *events, sizes); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, pods, rounds, events int) error {
+func run(ctx context.Context, pods, rounds, events int, sizes streamSizes) error {
+	runStart := time.Now()
+	machine := fmt.Sprintf("Started %s on %d CPUs, load average %s; processes of other environments or tests: %s.",
+		runStart.Format(time.RFC3339), runtime.NumCPU(), bench.LoadAverage(), bench.ForeignProcesses())
 	e, err := env.Start(ctx, env.Options{Members: 4, Logf: log.Printf})
 	if err != nil {
 		return err
@@ -61,9 +72,17 @@ func run(ctx context.Context, pods, rounds, events int) error {
 	if err != nil {
 		return err
 	}
+	files, err := e.WriteProxyFiles(address)
+	if err != nil {
+		return err
+	}
 	svc, err := service.Start(ctx, e, service.Options{
-		WorkerArgs:  []string{"--enable-proxy", "--proxy-bind-address", address, "--enable-cluster-health=false", "--kube-api-qps", "500", "--kube-api-burst", "1000"},
+		WorkerArgs: []string{
+			"--enable-proxy", "--proxy-bind-address", address, "--proxy-tls-cert-file", files.CertFile, "--proxy-tls-key-file", files.KeyFile,
+			"--enable-cluster-health=false", "--kube-api-qps", "500", "--kube-api-burst", "1000",
+		},
 		StarterArgs: []string{"--enable-cluster-health=false"},
+		ChartValues: []string{"proxy.enabled=true"}, // the proxy's impersonation
 	})
 	if err != nil {
 		return err
@@ -85,16 +104,20 @@ func run(ctx context.Context, pods, rounds, events int) error {
 		return err
 	}
 
-	proxyBase := "https://" + address + "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"
-	// The proxy's certificate is self-signed here; the bench reaches it on loopback only.
-	proxyClient := &http.Client{Transport: &http.Transport{
-		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback bench
-		MaxIdleConnsPerHost: 4,
-	}}
+	// The control plane's admin, through the proxy.
+	proxyConfig, err := clientcmd.BuildConfigFromFlags("", files.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	proxyTLS, err := rest.TLSConfigFor(proxyConfig)
+	if err != nil {
+		return err
+	}
+	proxyClient := &http.Client{Transport: &http.Transport{TLSClientConfig: proxyTLS, MaxIdleConnsPerHost: 4}}
 	through := func(path, accept string) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, proxyBase+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, files.URL+path, nil)
 		if err == nil {
-			req.Header.Set("Authorization", "Bearer "+e.ControlPlane.RESTConfig.BearerToken)
+			req.Header.Set("Authorization", "Bearer "+proxyConfig.BearerToken)
 			req.Header.Set("Accept", accept)
 		}
 		return req, err
@@ -117,8 +140,9 @@ func run(ctx context.Context, pods, rounds, events int) error {
 	}
 
 	var report strings.Builder
-	fmt.Fprintf(&report, "# karmadaflow proxy benchmark\n\n%d pods in each of 3 members through the proxy, against %d pods on one API server directly; %d lists of each kind, after 3 warm-up lists. Latency is the whole request: sent until the body is read.\n\n", pods, 3*pods, rounds)
-	fmt.Fprintf(&report, "| list | direct p50 | direct p99 | proxy p50 | proxy p99 | ratio p50 | ratio p99 |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&report, "# karmadaflow proxy benchmark\n\n%s\n\n", machine)
+	fmt.Fprintf(&report, "%d pods in each of 3 members through the proxy, against %d pods on one API server directly; %d lists of each kind, after %d warm-up lists. Latency is the whole request: sent until the body is read.\n\n", pods, 3*pods, rounds, warmUps)
+	latencyHeader(&report, "list")
 	for _, kind := range []struct {
 		name, path, accept string
 		paged              bool
@@ -135,9 +159,7 @@ func run(ctx context.Context, pods, rounds, events int) error {
 		if err != nil {
 			return fmt.Errorf("proxy %s: %w", kind.name, err)
 		}
-		ds, ps := bench.Summarize(d), bench.Summarize(p)
-		fmt.Fprintf(&report, "| %s | %s | %s | %s | %s | %.2fx | %.2fx |\n", kind.name, ms(ds.P50), ms(ds.P99), ms(ps.P50), ms(ps.P99),
-			float64(ps.P50)/float64(ds.P50), float64(ps.P99)/float64(ds.P99))
+		latencyRow(&report, kind.name, d, p)
 	}
 
 	d, p, err := measureWatch(ctx, proxied[0], proxyClient, through, events)
@@ -152,6 +174,10 @@ func run(ctx context.Context, pods, rounds, events int) error {
 	}{{"direct (member1)", bench.Summarize(d)}, {"through the proxy", bench.Summarize(p)}} {
 		fmt.Fprintf(&report, "| %s | %s | %s | %s | %s |\n", row.name, ms(row.s.P50), ms(row.s.P90), ms(row.s.P99), ms(row.s.Max))
 	}
+	if err := measureStreams(ctx, &report, proxied[0], proxyConfig, sizes); err != nil {
+		return err
+	}
+	fmt.Fprintf(&report, "\nRun took %s; load average %s at the end.\n", bench.FormatDuration(time.Since(runStart)), bench.LoadAverage())
 
 	fmt.Print(report.String())
 	root, err := env.RepoRoot()
@@ -270,7 +296,7 @@ func measureList(proxyClient, directClient *http.Client, newReq newRequest, path
 		c = proxyClient
 	}
 	var out []time.Duration
-	for i := 0; i < rounds+3; i++ {
+	for i := 0; i < rounds+warmUps; i++ {
 		begin := time.Now()
 		p := path
 		for {
@@ -283,7 +309,7 @@ func measureList(proxyClient, directClient *http.Client, newReq newRequest, path
 			}
 			p = path + "&continue=" + next
 		}
-		if i >= 3 {
+		if i >= warmUps {
 			out = append(out, time.Since(begin))
 		}
 	}
@@ -408,6 +434,18 @@ func latencies(written, seen map[string]time.Time) []time.Duration {
 		}
 	}
 	return out
+}
+
+// latencyHeader starts a table of latencies directly and through the proxy, one kind of
+// request a row (latencyRow).
+func latencyHeader(report io.Writer, kind string) {
+	fmt.Fprintf(report, "| %s | direct p50 | direct p99 | proxy p50 | proxy p99 | ratio p50 | ratio p99 |\n|---|---|---|---|---|---|---|\n", kind)
+}
+
+func latencyRow(report io.Writer, name string, direct, proxy []time.Duration) {
+	d, p := bench.Summarize(direct), bench.Summarize(proxy)
+	fmt.Fprintf(report, "| %s | %s | %s | %s | %s | %.2fx | %.2fx |\n", name, ms(d.P50), ms(d.P99), ms(p.P50), ms(p.P99),
+		float64(p.P50)/float64(d.P50), float64(p.P99)/float64(d.P99))
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
