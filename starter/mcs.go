@@ -31,15 +31,16 @@ import (
 // and EndpointSlice events of every member, into signals to the workflows of the
 // MultiClusterService capability (and of Work execution and cluster health when enabled).
 type mcsTriggers struct {
-	deps     dependencies
-	mcs      cache.SharedIndexInformer
-	clusters cache.SharedIndexInformer
-	slices   *memberSlices
-	works    *workBatches
+	deps          dependencies
+	mcs           cache.SharedIndexInformer
+	clusters      cache.SharedIndexInformer
+	worksInformer cache.SharedIndexInformer
+	slices        *memberSlices
+	works         *workBatches
 }
 
 // appliedCoalesce is how long the Applied changes of one MultiClusterService's Works are
-// gathered into one signal.
+// gathered before they are compared with its condition.
 const appliedCoalesce = time.Second
 
 func newMCSTriggers(deps dependencies) (*mcsTriggers, []*trigger.Trigger, error) {
@@ -53,21 +54,32 @@ func newMCSTriggers(deps dependencies) (*mcsTriggers, []*trigger.Trigger, error)
 		running: map[string]*memberWatch{}, signal: m.signalSlices}
 	services := deps.ControlPlaneKube.Core().V1().Services().Informer()
 	works := deps.ControlPlaneDynamic.ForResource(kube.Works).Informer()
+	if err := works.AddIndexers(cache.Indexers{worksByMCS: indexWorksByMCS}); err != nil {
+		return nil, nil, err
+	}
+	m.worksInformer = works
 
-	// The dispatched Works of one MultiClusterService turn Applied one after another: one
-	// signal for the lot. Only the EndpointSliceApplied condition waits for it, not the slices.
-	applied := m.config("works-applied", works, dispatchedWorkKey, appliedChanged, m.onDispatchedWork)
+	// The dispatched Works of one MultiClusterService turn Applied one after another: they are
+	// compared with its EndpointSliceApplied condition once for the lot, and again when the
+	// condition changes. Only the condition waits for it, not the slices.
+	applied := m.config("works-applied", works, dispatchedWorkKey, appliedChanged, m.onAppliedCheck)
 	applied.Coalesce = appliedCoalesce
+	appliedCondition := m.config("multiclusterservices-applied", m.mcs, nil, appliedReasonChanged, m.onAppliedCheck)
+	appliedCondition.Coalesce = appliedCoalesce
 	configs := []trigger.Config{
 		m.config("multiclusterservices", m.mcs, nil, trigger.GenerationOrMetadata(nil, nil), m.onMCS),
 		m.config("services", services, nil, serviceChanged, m.onService),
 		m.config("clusters", m.clusters, nil, clusterChanged, m.onCluster),
-		applied,
+		applied, appliedCondition,
 	}
 	if deps.Options.EnableWorkExecution {
 		execution := m.config("works-execution", works, m.works.key, trigger.GenerationOrMetadata(nil, nil), m.onWork)
 		execution.HoldAfter = m.works.holdAfter
-		configs = append(configs, execution)
+		// The Works the worker applies as it writes them reach execution only if still not
+		// applied after a grace.
+		written := m.config("works-written", works, writtenWorkKey, trigger.GenerationOrMetadata(nil, nil), m.onWrittenWork)
+		written.Coalesce = executedGrace
+		configs = append(configs, execution, written)
 	}
 	var out []*trigger.Trigger
 	for _, cfg := range configs {
@@ -227,18 +239,6 @@ func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
 	return err
 }
 
-// onDispatchedWork tells a MultiClusterService that one of its dispatched Works changed state.
-func (m *mcsTriggers) onDispatchedWork(ctx context.Context, key string) error {
-	namespace, name, err := trigger.SplitKey(key)
-	if err != nil {
-		return err
-	}
-	if _, exists, _ := m.mcs.GetStore().GetByKey(key); !exists {
-		return nil
-	}
-	return m.deps.signalOrStart(ctx, kindMCS, m.mcsStart(namespace, name, mcs.Change{Kind: mcs.ChangeWorks, DetectedAt: time.Now()}))
-}
-
 // signalSlices tells the MultiClusterService of a Service that its slices changed in cluster.
 func (m *mcsTriggers) signalSlices(ctx context.Context, cluster, key string) error {
 	if _, exists, _ := m.mcs.GetStore().GetByKey(key); !exists {
@@ -295,11 +295,17 @@ func clusterChanged(oldObj, newObj metav1.Object) bool {
 }
 
 func readyStatus(obj *unstructured.Unstructured) string {
+	return conditionValue(obj, "Ready", "status")
+}
+
+// conditionValue is a string field (status, reason) of the object's condition of that type;
+// empty when it has none.
+func conditionValue(obj *unstructured.Unstructured, conditionType, field string) string {
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conds {
-		if cond, _ := c.(map[string]any); cond["type"] == "Ready" {
-			status, _ := cond["status"].(string)
-			return status
+		if cond, _ := c.(map[string]any); cond["type"] == conditionType {
+			value, _ := cond[field].(string)
+			return value
 		}
 	}
 	return ""

@@ -32,24 +32,29 @@ func newWorkBatches() *workBatches {
 }
 
 // key records a changed Work of an execution namespace and returns its cluster, the key of
-// the trigger; a Work outside execution namespaces, or one that is only a record, concerns no
-// cluster.
+// the trigger; a Work outside execution namespaces, one that is only a record, or one that the
+// worker applies as it writes it (see executedGrace) concerns no cluster here.
 func (b *workBatches) key(obj any) (string, error) {
 	u := unstructuredOf(obj)
 	if u == nil {
 		return "", nil
 	}
 	cluster, ok := naming.ClusterOfExecutionNamespace(u.GetNamespace())
-	if !ok || recordOnly(u) {
+	if !ok || recordOnly(u) || appliedByWriter(u) {
 		return "", nil
 	}
+	b.add(cluster, u)
+	return cluster, nil
+}
+
+// add records a changed Work of cluster, at the version it was seen at.
+func (b *workBatches) add(cluster string, u *unstructured.Unstructured) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.pending[cluster] == nil {
 		b.pending[cluster] = map[string]string{}
 	}
 	b.pending[cluster][u.GetName()] = u.GetResourceVersion() // events come in order: the latest wins
-	return cluster, nil
 }
 
 // restore puts back the Works of a signal that could not be sent, unless they changed again.

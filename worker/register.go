@@ -70,7 +70,7 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 		return fmt.Errorf("recording Events to the control plane: %w", err)
 	}
 	context.AfterFunc(ctx, broadcaster.Shutdown)
-	mcs.Register(w, &mcsactivities.Activities{
+	mcsActivities := &mcsactivities.Activities{
 		WorkCache:          works,
 		ControlPlane:       deps.ControlPlane.Dynamic,
 		Core:               deps.ControlPlane.Kube,
@@ -79,14 +79,18 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 		Metrics:            mcsactivities.NewMetrics(deps.Metrics),
 		ExecutionFinalizer: opts.EnableWorkExecution,
 		Events:             broadcaster.NewRecorder(scheme.Scheme, "karmadaflow-worker"),
-	})
-	// Standalone mode: Work execution and cluster health, each switchable off.
+	}
+	// Standalone mode: Work execution and cluster health, each switchable off. The Works a
+	// MultiClusterService writes are applied by the same applier, at once.
 	if opts.EnableWorkExecution {
-		execution.Register(w, &executionactivities.Activities{
+		executionActivities := &executionactivities.Activities{
 			ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Parallelism: 16, Metrics: executionactivities.NewMetrics(deps.Metrics),
 			WorkCache: works,
-		})
+		}
+		execution.Register(w, executionActivities)
+		mcsActivities.Execution = executionActivities
 	}
+	mcs.Register(w, mcsActivities)
 	if opts.EnableClusterHealth {
 		clusterhealth.Register(w, &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry})
 	}

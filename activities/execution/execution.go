@@ -169,6 +169,20 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 	return res, nil
 }
 
+// ApplyWork executes one Work of the cluster's execution namespace as ApplyWorks does: its
+// manifests are applied to the member (or removed, when it is being deleted) and its Applied
+// condition is written. Activities that write a Work call it to have it applied at once; the
+// execution workflow remains the reconciler of what this leaves undone.
+func (a *Activities) ApplyWork(ctx context.Context, cluster string, work *unstructured.Unstructured) error {
+	member, err := a.Members.Get(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	works := a.ControlPlane.Resource(kube.Works).Namespace(naming.ExecutionNamespace(cluster))
+	_, err = a.execute(ctx, member, works, work.DeepCopy())
+	return err
+}
+
 // read reads a Work from the cache once it holds version (when known), else from the API
 // server. Gone is a NotFound error either way.
 func (a *Activities) read(ctx context.Context, works dynamic.ResourceInterface, namespace, name, version string) (*unstructured.Unstructured, error) {
@@ -306,8 +320,8 @@ func deleteOwned(ctx context.Context, member *members.Member, work, manifest *un
 }
 
 // removeOrphans deletes member objects labelled with a Work of this namespace that no longer
-// exists (a Work deleted before its finalizer was set). Only kinds that Works here carry are
-// looked at.
+// exists (a Work deleted before its finalizer was set), as the API server says when the
+// object is about to be deleted. Only kinds that Works here carry are looked at.
 func (a *Activities) removeOrphans(ctx context.Context, member *members.Member, namespace string, works []*unstructured.Unstructured) error {
 	existing := map[string]bool{}
 	kinds := map[schema.GroupVersionResource]bool{kube.Services: true, kube.EndpointSlices: true}
@@ -330,6 +344,14 @@ func (a *Activities) removeOrphans(ctx context.Context, member *members.Member, 
 			if existing[obj.GetLabels()[naming.LabelWorkName]] {
 				continue
 			}
+			// A Work written after the list above may have been applied since (a
+			// MultiClusterService applies the Works it writes at once): ask before deleting.
+			if exists, err := a.workExists(ctx, namespace, obj.GetLabels()[naming.LabelWorkName]); err != nil || exists {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			err := member.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Delete(ctx, obj.GetName(),
 				metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(obj.GetUID())}})
 			if kube.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
@@ -338,6 +360,18 @@ func (a *Activities) removeOrphans(ctx context.Context, member *members.Member, 
 		}
 	}
 	return nil
+}
+
+// workExists reads the Work from the API server: whether it exists now.
+func (a *Activities) workExists(ctx context.Context, namespace, name string) (bool, error) {
+	_, err := a.ControlPlane.Resource(kube.Works).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("reading Work %s/%s: %w", namespace, name, err)
 }
 
 // writeStatus records the Applied condition and manifest statuses, unless they already say so,
@@ -383,13 +417,14 @@ func (a *Activities) writeStatus(ctx context.Context, member *members.Member, wo
 	}
 	updated := work.DeepCopy()
 	updated.Object["status"] = statusMap.Object
-	_, err = works.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager})
+	written, err := works.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: naming.FieldManager})
 	if apierrors.IsNotFound(err) {
 		return false, nil // gone: it has no status to write
 	}
 	if err != nil {
 		return false, fmt.Errorf("writing status of Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
 	}
+	a.WorkCache.Wrote(written) // a read of the MultiClusterService's Works in this process shows it
 	return true, nil
 }
 

@@ -7,11 +7,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -45,6 +47,11 @@ type Activities struct {
 	// Events, when set, receives an Event on the MultiClusterService for each failure and
 	// provider withdrawal a status write records.
 	Events EventRecorder
+	// Execution, when set (karmadaflow runs Work execution), applies at once every Work these
+	// activities write, and every one they find not applied at its generation, so that a change
+	// reaches the members within the workflow task that decided it. The Work stays the record:
+	// what this leaves undone, Work execution does.
+	Execution WorkApplier
 
 	seen     lastSeen
 	services observedServices
@@ -195,7 +202,7 @@ func (a *Activities) propagateService(ctx context.Context, in PropagateServiceIn
 		desired[naming.ExecutionNamespace(cluster)] = newWork(workName, naming.ExecutionNamespace(cluster),
 			workLabels(in.MCS, naming.RoleService), nil, false, manifest)
 	}
-	if err := a.syncServiceWorks(ctx, in.MCS, desired); err != nil {
+	if err := a.syncServiceWorks(ctx, in.MCS, desired, in.Unready); err != nil {
 		return err
 	}
 	a.Metrics.observeServiceSync(time.Since(earliest(in.DetectedAt, start)))
@@ -304,7 +311,7 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 	if in.Exclusive {
 		onlyProviders = nil
 	}
-	changed, err := a.syncWorks(ctx, worksIn(works, namespace, naming.RoleDispatched), desired, onlyProviders...)
+	changed, err := a.syncWorks(ctx, worksIn(works, namespace, naming.RoleDispatched), desired, onlyProviders, in.Unready)
 	if err != nil {
 		return res, err
 	}
@@ -368,7 +375,7 @@ func appliedPerConsumer(works []unstructured.Unstructured, consumers []string) [
 		dispatched := worksIn(works, naming.ExecutionNamespace(consumer), naming.RoleDispatched)
 		state := ConsumerApplied{Consumer: consumer, Works: len(dispatched)}
 		for _, w := range dispatched {
-			applied, message := appliedCondition(&w)
+			applied, message := WorkApplied(&w)
 			switch {
 			case applied:
 				state.Applied++
@@ -497,50 +504,56 @@ func (a *Activities) deleteWork(ctx context.Context, work *unstructured.Unstruct
 
 // syncServiceWorks makes the Service Works of the MultiClusterService exactly the desired ones
 // (keyed by namespace), in any namespace.
-func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[string]*unstructured.Unstructured) error {
+func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[string]*unstructured.Unstructured, unready []string) error {
 	works, err := a.listWorks(ctx, ref, naming.RoleService)
 	if err != nil {
 		return err
 	}
-	_, err = a.applyWorkSync(ctx, planWorkSync(works, sortedWorks(desired), nil))
+	_, err = a.applyWorkSync(ctx, planWorkSync(works, sortedWorks(desired), nil), unready)
 	return err
 }
 
 // syncWorksIn makes namespace hold exactly the desired Works (by name) of one role of the
-// MultiClusterService. With onlyProviders, only Works dispatched from those providers are
-// candidates for deletion.
-func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref, role string, desired map[string]*unstructured.Unstructured, onlyProviders ...string) (bool, error) {
+// MultiClusterService; it serves the collected Works, which are never executed.
+func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref, role string, desired map[string]*unstructured.Unstructured) (bool, error) {
 	if cached, ok := a.cachedWorks(ctx, ref, role); ok {
-		return a.syncWorks(ctx, worksIn(cached, namespace, role), desired, onlyProviders...)
+		return a.syncWorks(ctx, worksIn(cached, namespace, role), desired, nil, nil)
 	}
 	list, err := a.ControlPlane.Resource(kube.Works).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(workLabels(ref, role)).String()})
 	if err != nil {
 		return false, fmt.Errorf("listing %s Works of %s in %s: %w", role, ref, namespace, err)
 	}
-	return a.syncWorks(ctx, list.Items, desired, onlyProviders...)
+	return a.syncWorks(ctx, list.Items, desired, nil, nil)
 }
 
 // syncWorks makes a namespace hold exactly the desired Works, given the ones of the same role
-// it holds now (see syncWorksIn).
-func (a *Activities) syncWorks(ctx context.Context, current []unstructured.Unstructured, desired map[string]*unstructured.Unstructured, onlyProviders ...string) (bool, error) {
-	return a.applyWorkSync(ctx, planWorkSync(current, sortedWorks(desired), onlyProviders))
+// it holds now. With onlyProviders, only Works dispatched from those providers are candidates
+// for deletion. Works of the clusters named unready are left to Work execution.
+func (a *Activities) syncWorks(ctx context.Context, current []unstructured.Unstructured, desired map[string]*unstructured.Unstructured, onlyProviders, unready []string) (bool, error) {
+	return a.applyWorkSync(ctx, planWorkSync(current, sortedWorks(desired), onlyProviders), unready)
 }
 
-// applyWorkSync carries out a plan. A desired Work that is still being deleted is written once
+// applyWorkSync carries out a plan, and has the Works written, and those held but not applied,
+// executed at once (see Execution). A desired Work that is still being deleted is written once
 // it is gone: until then the sync reports an error, so that it is retried.
-func (a *Activities) applyWorkSync(ctx context.Context, plan workSync) (changed bool, err error) {
+func (a *Activities) applyWorkSync(ctx context.Context, plan workSync, unready []string) (changed bool, err error) {
 	for _, w := range plan.remove {
 		if err := a.deleteWork(ctx, w); err != nil {
 			return changed, err
 		}
 		changed = true
 	}
+	toExecute := plan.unapplied
 	for _, work := range plan.write {
-		if err := a.applyWork(ctx, work); err != nil {
+		written, err := a.applyWork(ctx, work, plan.writeOver[work.GetNamespace()+"/"+work.GetName()])
+		if err != nil {
+			a.execute(ctx, toExecute, unready)
 			return changed, err
 		}
 		changed = true
+		toExecute = append(toExecute, written)
 	}
+	a.execute(ctx, toExecute, unready)
 	if len(plan.awaitingDeletion) > 0 {
 		return changed, fmt.Errorf("Works %s are still being deleted; they are written again once gone", strings.Join(plan.awaitingDeletion, ", "))
 	}
@@ -549,9 +562,11 @@ func (a *Activities) applyWorkSync(ctx context.Context, plan workSync) (changed 
 
 // workSync is what it takes to make the Works held exactly the desired ones.
 type workSync struct {
-	remove           []*unstructured.Unstructured // held, not desired
-	write            []*unstructured.Unstructured // desired, missing or with another manifest hash
-	awaitingDeletion []string                     // desired, held but being deleted (namespace/name): written once gone
+	remove           []*unstructured.Unstructured          // held, not desired
+	write            []*unstructured.Unstructured          // desired, missing or with another manifest hash
+	writeOver        map[string]*unstructured.Unstructured // of write, the Work held now (namespace/name), if any
+	awaitingDeletion []string                              // desired, held but being deleted (namespace/name): written once gone
+	unapplied        []*unstructured.Unstructured          // desired, held as desired, but not applied at its generation
 }
 
 // planWorkSync compares the Works held (current) with the desired ones by namespace, name and
@@ -581,33 +596,123 @@ func planWorkSync(current []unstructured.Unstructured, desired []*unstructured.U
 		case ok && w.GetDeletionTimestamp() != nil:
 			plan.awaitingDeletion = append(plan.awaitingDeletion, key(work))
 		case ok && w.GetAnnotations()[naming.AnnotationManifestHash] == work.GetAnnotations()[naming.AnnotationManifestHash]:
+			if !executable(w) {
+				break
+			}
+			if applied, _ := WorkApplied(w); !applied {
+				plan.unapplied = append(plan.unapplied, w)
+			}
 		default:
 			plan.write = append(plan.write, work)
+			if ok {
+				if plan.writeOver == nil {
+					plan.writeOver = map[string]*unstructured.Unstructured{}
+				}
+				plan.writeOver[key(work)] = w
+			}
 		}
 	}
 	return plan
 }
 
-// applyWork creates or updates a Work; one that Work execution will apply carries its
-// finalizer from the start.
-func (a *Activities) applyWork(ctx context.Context, work *unstructured.Unstructured) error {
-	if suspended, _, _ := unstructured.NestedBool(work.Object, "spec", "suspendDispatching"); a.ExecutionFinalizer && !suspended {
+// applyWork creates or updates a Work and returns it as written; one that Work execution will
+// apply carries its finalizer from the start. A Work not held is created, and one held (as
+// last read: held) is updated from that copy, keeping what others set on it; both cost the API
+// server far less than a server-side apply. When the copy was stale (Conflict), or the Work
+// appeared meanwhile, it is applied.
+func (a *Activities) applyWork(ctx context.Context, work, held *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if a.ExecutionFinalizer && executable(work) {
 		work = work.DeepCopy()
 		work.SetFinalizers([]string{naming.FinalizerExecution})
 	}
-	written, err := kube.Apply(ctx, a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()), work)
+	client := a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace())
+	var written *unstructured.Unstructured
+	var err error
+	if held == nil {
+		written, err = client.Create(ctx, work, metav1.CreateOptions{FieldManager: naming.FieldManager})
+	} else {
+		written, err = client.Update(ctx, updatedWork(held, work), metav1.UpdateOptions{FieldManager: naming.FieldManager})
+	}
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
+		written, err = kube.Apply(ctx, client, work)
+	}
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("writing Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
 	}
 	a.WorkCache.Wrote(written)
-	return nil
+	return written, nil
 }
 
-// appliedCondition tells whether the Work's current generation is applied, and otherwise the
-// message of its Applied condition. A condition observed at an older generation speaks of
-// manifests the Work no longer holds. One that names no generation (Karmada's own execution
-// controller leaves it out) is taken as it stands.
-func appliedCondition(work *unstructured.Unstructured) (applied bool, message string) {
+// updatedWork is the held Work with the desired one's spec, labels, annotations and finalizers
+// added: what others set on it stays.
+func updatedWork(held, desired *unstructured.Unstructured) *unstructured.Unstructured {
+	out := held.DeepCopy()
+	out.Object["spec"] = desired.DeepCopy().Object["spec"]
+	out.SetLabels(merged(out.GetLabels(), desired.GetLabels()))
+	out.SetAnnotations(merged(out.GetAnnotations(), desired.GetAnnotations()))
+	finalizers := out.GetFinalizers()
+	for _, f := range desired.GetFinalizers() {
+		if !slices.Contains(finalizers, f) {
+			finalizers = append(finalizers, f)
+		}
+	}
+	out.SetFinalizers(finalizers)
+	delete(out.Object, "status") // written by Work execution through its subresource
+	return out
+}
+
+func merged(base, more map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(more))
+	maps.Copy(out, base)
+	maps.Copy(out, more)
+	return out
+}
+
+// executable tells a Work that Work execution applies: one not suspended (the Works collected
+// from providers are records only).
+func executable(work *unstructured.Unstructured) bool {
+	suspended, _, _ := unstructured.NestedBool(work.Object, "spec", "suspendDispatching")
+	return !suspended
+}
+
+// Bounds of the Works one activity executes: how many at once, and for how long in all (a
+// member that is slow to answer leaves its Works to Work execution instead of holding the
+// workflow task).
+const (
+	inlineParallelism = 8
+	inlineTimeout     = 4 * time.Second
+)
+
+// execute has the executable Works applied by Work execution's applier, when it runs in this
+// worker, except in the clusters named unready. A failure is counted, not returned: the Work is
+// written, and Work execution, told of it by the starter, applies it with its own retries.
+func (a *Activities) execute(ctx context.Context, works []*unstructured.Unstructured, unready []string) {
+	if a.Execution == nil || len(works) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, inlineTimeout)
+	defer cancel()
+	var group errgroup.Group
+	group.SetLimit(inlineParallelism)
+	for _, w := range works {
+		cluster, ok := naming.ClusterOfExecutionNamespace(w.GetNamespace())
+		if !ok || !executable(w) || w.GetDeletionTimestamp() != nil || slices.Contains(unready, cluster) {
+			continue
+		}
+		group.Go(func() error {
+			_ = a.Metrics.count("execute", a.Execution.ApplyWork(ctx, cluster, w))
+			return nil
+		})
+	}
+	_ = group.Wait()
+}
+
+// WorkApplied tells whether the Work's current generation is applied, and otherwise the
+// message of the failure its Applied condition reports. A condition observed at an older
+// generation speaks of manifests the Work no longer holds: the Work is pending, not failed. One
+// that names no generation (Karmada's own execution controller leaves it out) is taken as it
+// stands.
+func WorkApplied(work *unstructured.Unstructured) (applied bool, message string) {
 	conds, err := kube.Conditions(work)
 	if err != nil {
 		return false, err.Error()
@@ -617,7 +722,7 @@ func appliedCondition(work *unstructured.Unstructured) (applied bool, message st
 	case cond == nil:
 		return false, ""
 	case cond.ObservedGeneration != 0 && cond.ObservedGeneration < work.GetGeneration():
-		return false, fmt.Sprintf("generation %d is not applied yet (applied: %d)", work.GetGeneration(), cond.ObservedGeneration)
+		return false, ""
 	case cond.Status == metav1.ConditionTrue:
 		return true, ""
 	}

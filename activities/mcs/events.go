@@ -11,8 +11,13 @@ import (
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 )
 
+// ReasonEndpointSliceAppliedPending is the reason of EndpointSliceApplied while dispatched
+// slices are still on their way to a consumer: False, but not a failure.
+const ReasonEndpointSliceAppliedPending = "EndpointSliceAppliedPending"
+
 // Reasons and actions of the Events written on a MultiClusterService (kubectl describe mcs).
-// A condition that turns False is reported under the condition's own reason.
+// A condition that turns False is reported under the condition's own reason, unless it is only
+// pending.
 const (
 	EventReasonProviderWithdrawn = "ProviderWithdrawn"
 	eventActionReconcile         = "Reconcile"
@@ -43,7 +48,7 @@ type transitions struct {
 func statusTransitions(before, after []metav1.Condition, withdrawn []string) transitions {
 	var t transitions
 	for _, c := range after {
-		if c.Status != metav1.ConditionFalse || c.Type == networkingv1alpha1.ConditionReady {
+		if c.Status != metav1.ConditionFalse || c.Type == networkingv1alpha1.ConditionReady || c.Reason == ReasonEndpointSliceAppliedPending {
 			continue
 		}
 		if old := meta.FindStatusCondition(before, c.Type); old == nil || old.Status != c.Status || old.Message != c.Message {

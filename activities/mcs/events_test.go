@@ -31,6 +31,11 @@ func TestStatusTransitionsReportWhatTurnedFalseAndNewWithdrawals(t *testing.T) {
 
 	// The same conditions written again report nothing.
 	assert.Equal(t, transitions{}, statusTransitions(after, after, []string{"member1", "member2"}))
+
+	// Slices on their way to a consumer are no failure, however often the count changes.
+	pending := []metav1.Condition{cond(networkingv1alpha1.ConditionEndpointSliceApplied, "False", ReasonEndpointSliceAppliedPending,
+		"EndpointSlices not yet applied in member2 (0 of 1 applied)")}
+	assert.Equal(t, transitions{}, statusTransitions(nil, pending, nil))
 }
 
 func TestReadyConditionIsTheFirstThatIsNotTrue(t *testing.T) {

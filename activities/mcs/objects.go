@@ -15,8 +15,10 @@ import (
 )
 
 // lastSeen keeps the MultiClusterService objects this process last read or wrote, so that
-// an update right after a read needs no second read. A stale copy costs a Conflict and a
-// fresh read, never a wrong write: every update carries the copy's resourceVersion.
+// an update right after a read needs no second read. A stale copy (another worker wrote
+// since) costs a fresh read, never a wrong outcome: every update carries the copy's
+// resourceVersion, so a stale one meets a Conflict, and a change that finds nothing to do in
+// the copy is decided again on a fresh read.
 type lastSeen struct {
 	mu   sync.Mutex
 	objs map[Ref]*unstructured.Unstructured
@@ -45,8 +47,9 @@ func (l *lastSeen) put(ref Ref, obj *unstructured.Unstructured) {
 }
 
 // updateMCS applies change to the MultiClusterService, starting from the copy last seen (or
-// a fresh read) and reading afresh once on a Conflict. change returns the object written, or
-// nil when there is nothing to write. A MultiClusterService that is gone is not an error.
+// a fresh read) and reading afresh once on a Conflict, or when the copy leaves nothing to
+// write. change returns the object written, or nil when there is nothing to write. A
+// MultiClusterService that is gone is not an error.
 func (a *Activities) updateMCS(ctx context.Context, ref Ref, change func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) error {
 	client := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(ref.Namespace)
 	obj := a.seen.get(ref)
@@ -66,6 +69,8 @@ func (a *Activities) updateMCS(ctx context.Context, ref Ref, change func(*unstru
 		}
 		written, err := change(obj)
 		switch {
+		case err == nil && written == nil && fromCache:
+			obj, fromCache = nil, false // nothing to do as far as the copy shows: make sure
 		case err == nil:
 			if written != nil {
 				a.seen.put(ref, written)

@@ -1,6 +1,17 @@
 package mcs
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// WorkApplier executes one Work of a cluster's execution namespace in that cluster: Work
+// execution's applier (activities/execution), the one code path that applies Works.
+type WorkApplier interface {
+	ApplyWork(ctx context.Context, cluster string, work *unstructured.Unstructured) error
+}
 
 // Ref names a MultiClusterService (and its Service, which has the same name).
 type Ref struct {
@@ -55,6 +66,8 @@ type PropagateServiceInput struct {
 	Ports    []PortFilter
 	// DetectedAt is when the starter saw the change that led here (zero if unknown).
 	DetectedAt time.Time
+	// Unready are the clusters that are not Ready (see DispatchInput).
+	Unready []string `json:",omitempty"`
 }
 
 // CollectInput asks to record provider's EndpointSlices of the Service as Works.
@@ -86,6 +99,9 @@ type DispatchInput struct {
 	Ports     []PortFilter
 	// DetectedAt is when the starter saw the slice change that led here (zero if unknown).
 	DetectedAt time.Time
+	// Unready are the clusters that are not Ready: their Works are written, and left to Work
+	// execution rather than applied at once.
+	Unready []string `json:",omitempty"`
 }
 
 // DispatchResult counts the Works the consumer holds after the dispatch.

@@ -92,7 +92,29 @@ func TestAppliedCountsOnlyWorksAppliedAtTheirGeneration(t *testing.T) {
 		dispatchedWork("failed", 1, metav1.ConditionFalse, 1),
 	}
 	got := appliedPerConsumer(works, []string{"member2"})
-	assert.Equal(t, []ConsumerApplied{{Consumer: "member2", Works: 4, Applied: 2, Message: "generation 3 is not applied yet (applied: 2)"}}, got)
+	assert.Equal(t, []ConsumerApplied{{Consumer: "member2", Works: 4, Applied: 2, Message: "applied here"}}, got)
 	assert.False(t, allApplied(got))
 	assert.True(t, allApplied(appliedPerConsumer(works[:1], []string{"member2"})))
+
+	// A Work only behind its generation is on its way: pending, with no failure to report.
+	behind := appliedPerConsumer(works[:2], []string{"member2"})
+	assert.Equal(t, []ConsumerApplied{{Consumer: "member2", Works: 2, Applied: 1}}, behind)
+}
+
+func TestPlanWorkSyncExecutesHeldWorksNotAppliedAtTheirGeneration(t *testing.T) {
+	applied := dispatchedWork("applied", 2, metav1.ConditionTrue, 2)
+	behind := dispatchedWork("behind", 3, metav1.ConditionTrue, 2)
+	failed := dispatchedWork("failed", 1, metav1.ConditionFalse, 1)
+	suspended := dispatchedWork("suspended", 3, metav1.ConditionTrue, 2)
+	assert.NoError(t, unstructured.SetNestedField(suspended.Object, true, "spec", "suspendDispatching"))
+	held := []unstructured.Unstructured{applied, behind, failed, suspended}
+	desired := []*unstructured.Unstructured{}
+	for i := range held {
+		desired = append(desired, held[i].DeepCopy())
+	}
+
+	plan := planWorkSync(held, desired, nil)
+	assert.Empty(t, plan.write, "every Work is held as desired")
+	assert.Equal(t, []string{"karmada-es-member2/behind", "karmada-es-member2/failed"}, names(plan.unapplied),
+		"held as desired but not applied at its generation: executed again; a suspended one never")
 }

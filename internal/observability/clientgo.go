@@ -15,7 +15,7 @@ import (
 // code, method and host. client-go takes one set per process: only the first call feeds its
 // metrics.
 func RegisterClientMetrics(registerer prometheus.Registerer) error {
-	buckets := []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
+	buckets := []float64{0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
 	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rest_client_request_duration_seconds",
 		Help: "Kubernetes API request latency in seconds, by verb and host.", Buckets: buckets}, []string{"verb", "host"})
 	throttled := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rest_client_rate_limiter_duration_seconds",

@@ -3,7 +3,9 @@
 // a MultiClusterService's Works waits until the writes this process made to them are visible;
 // a read of one Work waits until the cache holds the version a change announced. When the
 // cache cannot answer (not synced yet, or the watch lags too long), the caller is told to
-// read the API server instead.
+// read the API server instead. It knows only this process's writes: a read of a
+// MultiClusterService's Works does not wait for those another worker made just before (the
+// README's "gap" under running two workers).
 package workcache
 
 import (
@@ -211,10 +213,13 @@ func (c *Cache) expect(work *unstructured.Unstructured, deleted bool) {
 	if u, ok := current.(*unstructured.Unstructured); ok && exists && want.metBy(u, false) {
 		return
 	}
-	if !exists && deleted {
+	key := mcsKey(work.GetLabels())
+	// A Work deleted that the cache does not hold is gone for it already, unless a write of it
+	// by this process is still awaited: once seen, that write alone would meet its expectation
+	// and show the Work until the deletion is seen. The deletion is awaited instead.
+	if _, created := c.awaiting[key][workKey]; !exists && deleted && !created {
 		return
 	}
-	key := mcsKey(work.GetLabels())
 	if c.awaiting[key] == nil {
 		c.awaiting[key] = map[string]expectation{}
 	}

@@ -252,7 +252,7 @@ func (b *Bench) Cold(ctx context.Context, r *Report, opts ColdOptions) error {
 	r.Table(headers, timeline)
 
 	r.Heading(3, "Where the time goes")
-	cpuSection(r, cpuBefore, cpuAfter, machineBefore, machineAfter, measured)
+	cpuSection(r, cpuBefore, cpuAfter, machineBefore, machineAfter, measured, opts.Count, "MultiClusterService")
 	requestSection(r, b.Env.ControlPlane.Name, controlBefore, controlAfter)
 	r.Printf("\nMetric deltas from the first create to the end:\n\n")
 	b.metricsSection(r, before, after)

@@ -300,7 +300,9 @@ func (b *Bench) Latency(ctx context.Context, r *Report, opts LatencyOptions) err
 	r.Headline("(a) latency to all consumers, p99", FormatDuration(all.P99))
 
 	r.Heading(3, "Where the time goes")
-	cpuSection(r, cpuBefore, cpuAfter, machineBefore, machineAfter, settled.Sub(start))
+	hopSection(r, before, after, len(u.took))
+	r.Printf("\n")
+	cpuSection(r, cpuBefore, cpuAfter, machineBefore, machineAfter, settled.Sub(start), len(u.took), "update")
 	r.Printf("\nMetric deltas over the updates:\n\n")
 	r.Printf("mcs_sync_eps_duration_seconds is observed only when a dispatch changed a Work, from the earliest detection among the " +
 		"changes it folds in, so under coalescing it is measured from the oldest change, not each.\n\n")
@@ -387,7 +389,7 @@ func latencyTables(r *Report, seen *sightings, u updates, provider string, consu
 		{"write → seen in " + provider + " (floor)", delivered(floor)},
 		{"→ collected Work updated (starter detects, signals mcs workflow, CollectEndpointSlices)", toCollected},
 		{"→ dispatched Work updated (DispatchEndpointSlices)", toWork},
-		{"→ slice in the consumer (starter sees Work, signals execution/<consumer>, ApplyWorks)", toSlice},
+		{"→ slice in the consumer (DispatchEndpointSlices applies the Work it wrote)", toSlice},
 	} {
 		rows = append(rows, append([]string{st.name, fmt.Sprint(len(st.ds))}, Summarize(st.ds).cells()...))
 	}

@@ -49,7 +49,7 @@ func (b *Bench) cpuTimes() map[string]time.Duration {
 
 // cpuSection reports the CPU time each process used between two readings over wall time,
 // the largest first, with the kube-apiservers also summed, and what the whole machine used.
-func cpuSection(r *Report, before, after map[string]time.Duration, machineBefore, machineAfter MachineCPU, wall time.Duration) {
+func cpuSection(r *Report, before, after map[string]time.Duration, machineBefore, machineAfter MachineCPU, wall time.Duration, per int, perName string) {
 	type use struct {
 		name string
 		cpu  time.Duration
@@ -66,25 +66,27 @@ func cpuSection(r *Report, before, after map[string]time.Duration, machineBefore
 	}
 	slices.SortFunc(uses, func(a, b use) int { return int(b.cpu - a.cpu) })
 	cores := func(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()/wall.Seconds()) }
+	each := func(d time.Duration) string { return FormatDuration(d / time.Duration(max(per, 1))) }
 	var rows [][]string
 	for _, u := range uses[:min(10, len(uses))] {
-		rows = append(rows, []string{u.name, FormatDuration(u.cpu), cores(u.cpu)})
+		rows = append(rows, []string{u.name, FormatDuration(u.cpu), cores(u.cpu), each(u.cpu)})
 	}
-	rows = append(rows, []string{"all kube-apiservers", FormatDuration(apiservers), cores(apiservers)},
-		[]string{"all processes of the environment and service (and this program)", FormatDuration(total), cores(total)})
+	rows = append(rows, []string{"all kube-apiservers", FormatDuration(apiservers), cores(apiservers), each(apiservers)},
+		[]string{"all processes of the environment and service (and this program)", FormatDuration(total), cores(total), each(total)})
 	if busy := machineAfter.Busy - machineBefore.Busy; busy > 0 {
-		rows = append(rows, []string{"the whole machine (busy)", FormatDuration(busy), cores(busy)},
-			[]string{"everything else on the machine", FormatDuration(max(busy-total, 0)), cores(max(busy-total, 0))})
+		rows = append(rows, []string{"the whole machine (busy)", FormatDuration(busy), cores(busy), each(busy)},
+			[]string{"everything else on the machine", FormatDuration(max(busy-total, 0)), cores(max(busy-total, 0)), each(max(busy-total, 0))})
 	}
-	r.Printf("CPU used over %s (cores = CPU time / wall time; the machine has %d):\n\n", FormatDuration(wall), runtime.NumCPU())
-	r.Table([]string{"process", "CPU time", "cores"}, rows)
+	r.Printf("CPU used over %s (cores = CPU time / wall time; the machine has %d; per %s = CPU time / %d):\n\n",
+		FormatDuration(wall), runtime.NumCPU(), perName, per)
+	r.Table([]string{"process", "CPU time", "cores", "per " + perName}, rows)
 }
 
 // metricsSection reports what each component's histograms and counters recorded between
 // two scrapes.
 func (b *Bench) metricsSection(r *Report, before, after map[string]Snapshot) {
 	r.Printf("Histogram quantiles (~) are interpolated inside buckets (worker/starter bucket bounds: mcs_* 5 ms·2ⁿ, " +
-		"temporal_* 1, 2.5, 5, 10, 25, 50, 100, 250 ms ..., workqueue_* powers of ten), so read them as ranges.\n")
+		"temporal_* and rest_client_* 1, 2, 3, 5, 7.5, 10, 15, 20/25, 30, 50, 75, 100, 250 ms ..., workqueue_* powers of ten), so read them as ranges.\n")
 	for _, c := range components {
 		if before[c] == nil || after[c] == nil {
 			r.Printf("\n%s: metrics not scraped.\n", c)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,19 +39,29 @@ func configMapWork(member, namespace, name string, suspended bool) *unstructured
 	}}
 }
 
-// signalledWorks lists the Works named by the change signals of the latest run of a workflow.
-func signalledWorks(t *testing.T, workflowID string) []string {
+// history reads every event of the latest run of a workflow.
+func history(t *testing.T, workflowID string) []*historypb.HistoryEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := testEnv.Temporal.Dial(ctx)
 	require.NoError(t, err)
 	defer c.Close()
-	var names []string
+	var events []*historypb.HistoryEvent
 	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		event, err := iter.Next()
 		require.NoError(t, err)
+		events = append(events, event)
+	}
+	return events
+}
+
+// signalledWorks lists the Works named by the change signals of the latest run of a workflow.
+func signalledWorks(t *testing.T, workflowID string) []string {
+	t.Helper()
+	var names []string
+	for _, event := range history(t, workflowID) {
 		signal := event.GetWorkflowExecutionSignaledEventAttributes()
 		if signal == nil || signal.GetSignalName() != execution.SignalChange {
 			continue

@@ -45,13 +45,14 @@ func run(m *testing.M) int {
 	testEnv = e
 	log.Printf("e2e: environment up in %.1fs", time.Since(start).Seconds())
 
-	svc, err = service.Start(ctx, e, service.Options{UnhealthyGrace: testUnhealthyGrace, ProbeInterval: testProbeInterval,
+	// Two workers on the task queue: no test may depend on which one runs a task.
+	svc, err = service.Start(ctx, e, service.Options{Workers: 2, UnhealthyGrace: testUnhealthyGrace, ProbeInterval: testProbeInterval,
 		FailureThreshold: testFailureThreshold})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer svc.Stop()
-	log.Printf("e2e: worker and starter ready after %.1fs", time.Since(start).Seconds())
+	log.Printf("e2e: workers and starter ready after %.1fs", time.Since(start).Seconds())
 	return e.LoopbackCheckedExit(m.Run())
 }

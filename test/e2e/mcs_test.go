@@ -345,7 +345,12 @@ func TestMCSMetrics(t *testing.T) {
 	expectReadyColumn(t, ns, app, "True")
 
 	eventually(t, 10*time.Second, func() error {
-		_, body := httpGet(t, "http://"+svc.MetricsAddress("worker")+"/metrics")
+		// Either worker may have run each activity: their metrics are read together.
+		var body string
+		for _, worker := range svc.Workers() {
+			_, metrics := httpGet(t, "http://"+svc.MetricsAddress(worker)+"/metrics")
+			body += metrics
+		}
 		for _, series := range []string{
 			`mcs_sync_svc_duration_seconds_count `,
 			`mcs_sync_eps_duration_seconds_count{cluster="` + m2 + `"}`,

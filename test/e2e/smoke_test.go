@@ -59,7 +59,7 @@ func TestSmoke(t *testing.T) {
 		require.Equal(t, http.StatusOK, code)
 	})
 
-	for _, component := range []string{"worker", "starter"} {
+	for _, component := range append(svc.Workers(), "starter") {
 		t.Run(component+" is ready and serves metrics", func(t *testing.T) {
 			base := "http://" + svc.MetricsAddress(component)
 			code, body := httpGet(t, base+"/readyz")

@@ -36,10 +36,10 @@ func TestMCSWorkerKilledMidReconcile(t *testing.T) {
 	createService(t, testEnv.ControlPlane, ns, app)
 
 	logStateOnFailure(t, mcs.WorkflowID(ns, app), execution.WorkflowID(m2))
-	svc.Kill("worker")
+	svc.KillWorkers()
 	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
 	time.Sleep(time.Second) // the starter signals; nothing runs the workflow
-	require.NoError(t, svc.StartComponent(context.Background(), "worker"))
+	require.NoError(t, svc.StartWorkers(context.Background()))
 
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceApplied, "True")

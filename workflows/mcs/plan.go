@@ -12,7 +12,7 @@ import (
 
 // Reasons karmadaflow adds to those of the API.
 const (
-	ReasonEndpointSliceAppliedPending = "EndpointSliceAppliedPending"
+	ReasonEndpointSliceAppliedPending = act.ReasonEndpointSliceAppliedPending
 )
 
 // Plan is who takes part in a MultiClusterService right now.

@@ -354,7 +354,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	var out Outcome
 
 	if pending.Full {
-		in := act.PropagateServiceInput{MCS: r.ref, Clusters: plan.ServiceClusters(), Ports: obs.Ports, DetectedAt: pending.DetectedAt}
+		in := act.PropagateServiceInput{MCS: r.ref, Clusters: plan.ServiceClusters(), Ports: obs.Ports, DetectedAt: pending.DetectedAt,
+			Unready: notReady(obs.Clusters)}
 		propagate := summary.Local(ctx, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
 		if err := workflow.ExecuteLocalActivity(propagate, activities.PropagateService, in).Get(ctx, nil); err != nil {
 			out.ServiceErr, failed = errorMessage(err), true
@@ -461,9 +462,13 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 		consumer string
 		future   workflow.Future
 	}
+	unready := notReady(obs.Clusters)
 	var calls []call
 	for _, c := range plan.Consumers {
 		in := act.DispatchInput{MCS: r.ref, Consumer: c, Ports: obs.Ports, Exclusive: full, DetectedAt: pending.DetectedAt}
+		if slices.Contains(unready, c) {
+			in.Unready = []string{c}
+		}
 		for _, p := range plan.Sources(c) {
 			if full || slices.Contains(changed, p) {
 				in.Providers = append(in.Providers, p)
@@ -485,6 +490,17 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 		anyChanged = anyChanged || res.Changed
 	}
 	return anyChanged
+}
+
+// notReady names the clusters that are not Ready.
+func notReady(clusters []act.ClusterState) []string {
+	var names []string
+	for _, c := range clusters {
+		if !c.Ready {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // prune removes the collected Works of clusters that are no longer providers and the

@@ -32,12 +32,13 @@ import (
 )
 
 type config struct {
-	latency   bench.LatencyOptions
-	cold      bench.ColdOptions
-	crash     bench.CrashOptions
-	temporal  bench.TemporalOptions
-	skipCold  bool
-	skipCrash bool
+	latency      bench.LatencyOptions
+	cold         bench.ColdOptions
+	crash        bench.CrashOptions
+	temporal     bench.TemporalOptions
+	skipCold     bool
+	skipCrash    bool
+	skipTemporal bool
 	// backends are the Temporal backends to run everything on, one after the other.
 	backends []string
 	// Flags added to the worker's and the starter's, e.g. to compare settings.
@@ -61,6 +62,7 @@ func main() {
 	flag.IntVar(&cfg.crash.Kills, "crash-kills", 20, "(d) SIGKILLs of one of the two workers, each followed by a restart")
 	flag.DurationVar(&cfg.crash.Settle, "crash-settle", 2*time.Minute, "(d) how long to wait for the last change to arrive")
 	flag.BoolVar(&cfg.skipCrash, "skip-crash", false, "skip (d)")
+	flag.BoolVar(&cfg.skipTemporal, "skip-temporal-kill", false, "skip (e)")
 	flag.IntVar(&cfg.temporal.Updates, "temporal-updates", 100, "(e) EndpointSlice address changes while Temporal is killed")
 	flag.DurationVar(&cfg.temporal.Interval, "temporal-interval", 100*time.Millisecond, "(e) time between two changes")
 	flag.DurationVar(&cfg.temporal.KillAt, "temporal-kill-at", 3*time.Second, "(e) when Temporal is killed, after the first change")
@@ -196,7 +198,9 @@ func runOn(ctx context.Context, cfg config, backend, outDir string, r *bench.Rep
 	if !cfg.skipCrash {
 		step("(d) worker crash", func() error { return b.WorkerCrash(ctx, r, cfg.crash) })
 	}
-	step("(e) Temporal killed", func() error { return b.TemporalKilled(ctx, r, cfg.temporal) })
+	if !cfg.skipTemporal {
+		step("(e) Temporal killed", func() error { return b.TemporalKilled(ctx, r, cfg.temporal) })
+	}
 	b.ClusterSection(r)
 	b.LogSection(r)
 
