@@ -225,22 +225,62 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 	} else if err != nil {
 		return false, err
 	}
+	return false, a.record(ctx, member, works, work, manifests, applyAll(ctx, member, work, manifests))
+}
+
+// ApplyWhileWriting brings an update of a Work into the member while write records that
+// update in the control plane, then records Applied on the Work as written: the member does
+// not wait for the control plane's write. ctx bounds the member's side; write carries its own.
+// It is for a Work the member holds objects of already, under execution's finalizer: should
+// the write fail, the member is ahead of its Work until the writer writes it again, and Work
+// execution, which applies what the Work holds, stays the reconciler of last resort.
+func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, work *unstructured.Unstructured, write func() (*unstructured.Unstructured, error)) (written *unstructured.Unstructured, writeErr, applyErr error) {
+	manifests, err := manifestsOf(work)
+	if err != nil {
+		written, writeErr = write()
+		return written, writeErr, err
+	}
+	var member *members.Member
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if member, applyErr = a.Members.Get(ctx, cluster); applyErr == nil {
+			applyErr = applyAll(ctx, member, work, manifests)
+		}
+	}()
+	written, writeErr = write()
+	<-done
+	if writeErr != nil || member == nil {
+		return written, writeErr, applyErr
+	}
+	works := a.ControlPlane.Resource(kube.Works).Namespace(written.GetNamespace())
+	return written, nil, a.record(ctx, member, works, written, manifests, applyErr)
+}
+
+// applyAll server-side-applies every manifest of the Work to the member.
+func applyAll(ctx context.Context, member *members.Member, work *unstructured.Unstructured, manifests []*unstructured.Unstructured) error {
 	var applyErr error
 	for _, m := range manifests {
 		if err := apply(ctx, member, work, m); err != nil {
 			applyErr = errors.Join(applyErr, err)
 		}
 	}
+	return applyErr
+}
+
+// record writes the Work's Applied condition for the outcome of applying its manifests and
+// counts it; it returns the apply's error, or the status write's.
+func (a *Activities) record(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured, applyErr error) error {
 	written, err := a.writeStatus(ctx, member, works, work, manifests, applyErr)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if applyErr != nil {
 		a.Metrics.countError(member.Name, applyErr)
 	} else if written {
 		a.Metrics.observePropagation(member.Name, work.GetAnnotations()[naming.AnnotationDetectedAt])
 	}
-	return false, applyErr
+	return applyErr
 }
 
 // apply server-side-applies one manifest to the member, labelled with its Work so that only

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -217,15 +218,26 @@ func (a *Activities) CollectEndpointSlices(ctx context.Context, in CollectInput)
 }
 
 func (a *Activities) collectEndpointSlices(ctx context.Context, in CollectInput) (CollectResult, error) {
+	res, desired, err := a.readProviderSlices(ctx, in)
+	if err != nil {
+		return res, err
+	}
+	res.Changed, err = a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, desired)
+	return res, err
+}
+
+// readProviderSlices reads the provider's EndpointSlices of the Service and returns them as
+// the collected Works that record them (by name), with what the result reports of them.
+func (a *Activities) readProviderSlices(ctx context.Context, in CollectInput) (CollectResult, map[string]*unstructured.Unstructured, error) {
 	var res CollectResult
 	member, err := a.Members.Get(ctx, in.Provider)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	selector := labels.Set{networkingv1alpha1.LabelServiceName: in.MCS.Name}.String()
 	list, err := member.Kube.DiscoveryV1().EndpointSlices(in.MCS.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
-		return res, fmt.Errorf("listing EndpointSlices of %s in cluster %s: %w", in.MCS, in.Provider, err)
+		return res, nil, fmt.Errorf("listing EndpointSlices of %s in cluster %s: %w", in.MCS, in.Provider, err)
 	}
 	namespace := naming.ExecutionNamespace(in.Provider)
 	desired := map[string]*unstructured.Unstructured{}
@@ -243,9 +255,81 @@ func (a *Activities) collectEndpointSlices(ctx context.Context, in CollectInput)
 		res.Slices = append(res.Slices, SliceRef{Name: slice.Name, Generation: slice.Generation})
 	}
 	slices.SortFunc(res.Slices, func(x, y SliceRef) int { return cmp.Compare(x.Name, y.Name) })
-	changed, err := a.syncWorksIn(ctx, namespace, in.MCS, naming.RoleCollected, desired)
-	res.Changed = changed
-	return res, err
+	return res, desired, nil
+}
+
+// CollectAndDispatch does CollectEndpointSlices and, at the same time, DispatchEndpointSlices
+// of the one provider to each consumer, from the slices just read: no consumer waits for the
+// collected Work to be written. The Works stay the record, each written as the separate
+// activities write it. Only a failure to read the provider fails the activity; a failure to
+// write the collected Works or one consumer's is reported for it alone.
+func (a *Activities) CollectAndDispatch(ctx context.Context, in CollectAndDispatchInput) (CollectAndDispatchResult, error) {
+	res, err := a.collectAndDispatch(ctx, in)
+	return res, a.Metrics.count("collect", err)
+}
+
+func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispatchInput) (CollectAndDispatchResult, error) {
+	var res CollectAndDispatchResult
+	collected, desired, err := a.readProviderSlices(ctx, CollectInput{MCS: in.MCS, Provider: in.Provider})
+	if err != nil {
+		return res, err
+	}
+	res.Collect = collected
+	sources := map[string][]unstructured.Unstructured{in.Provider: derefWorks(sortedWorks(desired))}
+	dispatched, err := a.listWorks(ctx, in.MCS, naming.RoleDispatched)
+	if err != nil {
+		return res, err
+	}
+	var mu sync.Mutex
+	var group errgroup.Group
+	group.Go(func() error {
+		changed, err := a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, desired)
+		mu.Lock()
+		defer mu.Unlock()
+		res.Collect.Changed = changed
+		res.CollectErr = errorText(a.Metrics.count("collect", err))
+		return nil
+	})
+	for _, d := range in.Dispatch {
+		group.Go(func() error {
+			current := worksIn(dispatched, naming.ExecutionNamespace(d.Consumer), naming.RoleDispatched)
+			out, err := a.dispatchFrom(ctx, d, sources, current)
+			err = a.Metrics.count("dispatch", err)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				res.DispatchErrs = setKey(res.DispatchErrs, d.Consumer, err.Error())
+				return nil
+			}
+			res.Dispatched = setKey(res.Dispatched, d.Consumer, out)
+			return nil
+		})
+	}
+	_ = group.Wait()
+	return res, nil
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func setKey[V any](m map[string]V, key string, value V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
+	}
+	m[key] = value
+	return m
+}
+
+func derefWorks(works []*unstructured.Unstructured) []unstructured.Unstructured {
+	out := make([]unstructured.Unstructured, 0, len(works))
+	for _, w := range works {
+		out = append(out, *w)
+	}
+	return out
 }
 
 // Collectable tells whether a slice is the cluster's own: slices that karmadaflow or Karmada
@@ -266,6 +350,21 @@ func (a *Activities) DispatchEndpointSlices(ctx context.Context, in DispatchInpu
 }
 
 func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInput) (DispatchResult, error) {
+	// One list serves both sides: the providers' collected Works and the consumer's dispatched ones.
+	works, err := a.listWorks(ctx, in.MCS, naming.RoleCollected, naming.RoleDispatched)
+	if err != nil {
+		return DispatchResult{}, err
+	}
+	sources := map[string][]unstructured.Unstructured{}
+	for _, provider := range in.Providers {
+		sources[provider] = worksIn(works, naming.ExecutionNamespace(provider), naming.RoleCollected)
+	}
+	return a.dispatchFrom(ctx, in, sources, worksIn(works, naming.ExecutionNamespace(in.Consumer), naming.RoleDispatched))
+}
+
+// dispatchFrom makes the consumer hold the slices of the collected Works of each provider
+// (sources), given the Works dispatched to it now (current).
+func (a *Activities) dispatchFrom(ctx context.Context, in DispatchInput, sources map[string][]unstructured.Unstructured, current []unstructured.Unstructured) (DispatchResult, error) {
 	var res DispatchResult
 	start := time.Now()
 	portNames, err := a.exposedPortNames(ctx, in.MCS, in.Ports)
@@ -273,17 +372,12 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 		return res, err
 	}
 	namespace := naming.ExecutionNamespace(in.Consumer)
-	// One list serves both sides: the providers' collected Works and the consumer's dispatched ones.
-	works, err := a.listWorks(ctx, in.MCS, naming.RoleCollected, naming.RoleDispatched)
-	if err != nil {
-		return res, err
-	}
 	desired := map[string]*unstructured.Unstructured{}
 	for _, provider := range in.Providers {
 		if provider == in.Consumer {
 			continue
 		}
-		collected := worksIn(works, naming.ExecutionNamespace(provider), naming.RoleCollected)
+		collected := sources[provider]
 		for i := range collected {
 			slice, err := sliceOfWork(&collected[i])
 			if err != nil {
@@ -311,7 +405,7 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 	if in.Exclusive {
 		onlyProviders = nil
 	}
-	changed, err := a.syncWorks(ctx, worksIn(works, namespace, naming.RoleDispatched), desired, onlyProviders, in.Unready)
+	changed, err := a.syncWorks(ctx, current, desired, onlyProviders, in.Unready)
 	if err != nil {
 		return res, err
 	}
@@ -545,13 +639,20 @@ func (a *Activities) applyWorkSync(ctx context.Context, plan workSync, unready [
 	}
 	toExecute := plan.unapplied
 	for _, work := range plan.write {
-		written, err := a.applyWork(ctx, work, plan.writeOver[work.GetNamespace()+"/"+work.GetName()])
+		held := plan.writeOver[work.GetNamespace()+"/"+work.GetName()]
+		write := func() (*unstructured.Unstructured, error) { return a.applyWork(ctx, work, held) }
+		var written *unstructured.Unstructured
+		var err error
+		if cluster, ok := a.appliesWhileWriting(work, held, unready); ok {
+			written, err = a.executeWhileWriting(ctx, cluster, work, write)
+		} else if written, err = write(); err == nil {
+			toExecute = append(toExecute, written)
+		}
 		if err != nil {
 			a.execute(ctx, toExecute, unready)
 			return changed, err
 		}
 		changed = true
-		toExecute = append(toExecute, written)
 	}
 	a.execute(ctx, toExecute, unready)
 	if len(plan.awaitingDeletion) > 0 {
@@ -705,6 +806,32 @@ func (a *Activities) execute(ctx context.Context, works []*unstructured.Unstruct
 		})
 	}
 	_ = group.Wait()
+}
+
+// appliesWhileWriting tells whether an update of work (held: as last read) is brought into
+// its member while it is written, and names the member: when Work execution runs in this
+// worker, the member is Ready, and the Work held is applied there already, under execution's
+// finalizer. A new Work is written first, so that nothing reaches a member before the record
+// that owns it.
+func (a *Activities) appliesWhileWriting(work, held *unstructured.Unstructured, unready []string) (string, bool) {
+	if a.Execution == nil || held == nil || !executable(work) || held.GetDeletionTimestamp() != nil ||
+		!slices.Contains(held.GetFinalizers(), naming.FinalizerExecution) {
+		return "", false
+	}
+	cluster, ok := naming.ClusterOfExecutionNamespace(work.GetNamespace())
+	return cluster, ok && !slices.Contains(unready, cluster)
+}
+
+// executeWhileWriting writes the Work and applies it to the member at the same time, with Work
+// execution's applier (bounded as execute is); a failure to apply is counted, not returned.
+func (a *Activities) executeWhileWriting(ctx context.Context, cluster string, work *unstructured.Unstructured, write func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	memberCtx, cancel := context.WithTimeout(ctx, inlineTimeout)
+	defer cancel()
+	written, writeErr, applyErr := a.Execution.ApplyWhileWriting(memberCtx, cluster, work, write)
+	if writeErr == nil {
+		_ = a.Metrics.count("execute", applyErr)
+	}
+	return written, writeErr
 }
 
 // WorkApplied tells whether the Work's current generation is applied, and otherwise the

@@ -11,6 +11,10 @@ import (
 // execution's applier (activities/execution), the one code path that applies Works.
 type WorkApplier interface {
 	ApplyWork(ctx context.Context, cluster string, work *unstructured.Unstructured) error
+	// ApplyWhileWriting applies an update of a Work the member holds already while write
+	// records it, then records Applied on the Work as written.
+	ApplyWhileWriting(ctx context.Context, cluster string, work *unstructured.Unstructured,
+		write func() (*unstructured.Unstructured, error)) (written *unstructured.Unstructured, writeErr, applyErr error)
 }
 
 // Ref names a MultiClusterService (and its Service, which has the same name).
@@ -108,6 +112,22 @@ type DispatchInput struct {
 type DispatchResult struct {
 	Works   int
 	Changed bool
+}
+
+// CollectAndDispatchInput asks to collect the provider's slices and dispatch them to each
+// consumer of Dispatch (each naming Provider alone) at the same time.
+type CollectAndDispatchInput struct {
+	MCS      Ref
+	Provider string
+	Dispatch []DispatchInput
+}
+
+// CollectAndDispatchResult is the collection's result and each consumer's, by name.
+type CollectAndDispatchResult struct {
+	Collect      CollectResult
+	CollectErr   string                    `json:",omitempty"`
+	Dispatched   map[string]DispatchResult `json:",omitempty"`
+	DispatchErrs map[string]string         `json:",omitempty"`
 }
 
 // ObserveAppliedInput asks whether the dispatched Works in these consumers are applied.

@@ -1,10 +1,11 @@
 // Package workcache keeps Works as a watch on the control plane sees them, indexed by
 // MultiClusterService, so that activities read them without asking the API server. A read of
-// a MultiClusterService's Works waits until the writes this process made to them are visible;
-// a read of one Work waits until the cache holds the version a change announced. When the
-// cache cannot answer (not synced yet, or the watch lags too long), the caller is told to
-// read the API server instead. It knows only this process's writes: a read of a
-// MultiClusterService's Works does not wait for those another worker made just before (the
+// a MultiClusterService's Works shows the writes this process made to them at once: until
+// the watch shows a write, the object the API server returned for it stands in (a deletion
+// hides the Work). A read of one Work waits until the cache holds the version a change
+// announced. When the cache cannot answer (not synced yet, or the watch lags too long), the
+// caller is told to read the API server instead. It knows only this process's writes: a read
+// of a MultiClusterService's Works does not show those another worker made just before (the
 // README's "gap" under running two workers).
 package workcache
 
@@ -46,10 +47,14 @@ type Cache struct {
 }
 
 // expectation is a write waiting to be seen: the object at resourceVersion rv or later, or,
-// for a delete, its disappearance (or any later version of it).
+// for a delete, its disappearance (or any later version of it). written is the object the
+// API server returned for a write (nil for a delete), shown in its place until then; at is
+// when the write was made.
 type expectation struct {
 	rv      uint64
 	deleted bool
+	written *unstructured.Unstructured
+	at      time.Time
 }
 
 type deletion struct {
@@ -108,17 +113,19 @@ func New(client dynamic.Interface, scope Scope) *Cache {
 // Run watches until ctx is done.
 func (c *Cache) Run(ctx context.Context) { c.informer.Run(ctx.Done()) }
 
-// Works returns the Works of the MultiClusterService namespace/name once every write this
-// process made to them is visible; ok is false when the caller must read the API server.
-// The objects are shared: callers must not modify them.
-func (c *Cache) Works(ctx context.Context, namespace, name string) (works []*unstructured.Unstructured, ok bool) {
+// Works returns the Works of the MultiClusterService namespace/name with every write this
+// process made to them; ok is false when the caller must read the API server. The objects
+// are shared: callers must not modify them.
+func (c *Cache) Works(_ context.Context, namespace, name string) (works []*unstructured.Unstructured, ok bool) {
+	if c == nil || !c.informer.HasSynced() {
+		return nil, false
+	}
 	key := namespace + "/" + name
-	visible := c.waitFor(ctx, func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return !c.opaque && len(c.awaiting[key]) == 0
-	})
-	if !visible {
+	// Under the lock, so that no event clears an expectation between the index read and
+	// the overlay: the handlers take it too.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.opaque || lagging(c.awaiting[key], time.Now()) {
 		return nil, false
 	}
 	objs, err := c.informer.GetIndexer().ByIndex(byMCS, key)
@@ -131,7 +138,38 @@ func (c *Cache) Works(ctx context.Context, namespace, name string) (works []*uns
 			works = append(works, u)
 		}
 	}
-	return works, true
+	return withWrites(works, c.awaiting[key]), true
+}
+
+// lagging tells whether the watch has not shown one of the writes for MaxWait: the cache is
+// then too far behind to answer.
+func lagging(awaiting map[string]expectation, now time.Time) bool {
+	for _, want := range awaiting {
+		if now.Sub(want.at) > MaxWait {
+			return true
+		}
+	}
+	return false
+}
+
+// withWrites is the cached Works with the writes not seen yet in their place: a written
+// object replaces or adds to what the cache holds, a deletion removes it.
+func withWrites(cached []*unstructured.Unstructured, awaiting map[string]expectation) []*unstructured.Unstructured {
+	if len(awaiting) == 0 {
+		return cached
+	}
+	out := make([]*unstructured.Unstructured, 0, len(cached)+len(awaiting))
+	for _, u := range cached {
+		if _, pending := awaiting[u.GetNamespace()+"/"+u.GetName()]; !pending {
+			out = append(out, u)
+		}
+	}
+	for _, want := range awaiting {
+		if want.written != nil {
+			out = append(out, want.written)
+		}
+	}
+	return out
 }
 
 // Get returns the Work namespace/name once the cache holds it at resourceVersion minVersion
@@ -205,7 +243,11 @@ func (c *Cache) expect(work *unstructured.Unstructured, deleted bool) {
 		c.opaque = true
 		return
 	}
-	want := expectation{rv: rv, deleted: deleted}
+	want := expectation{rv: rv, deleted: deleted, at: time.Now()}
+	if !deleted {
+		want.written = work.DeepCopy()
+		want.written.SetManagedFields(nil)
+	}
 	workKey := work.GetNamespace() + "/" + work.GetName()
 	// The watch may have delivered it already; handlers run after the store is updated, and
 	// take the same lock, so either this check sees it or the handler clears the entry.

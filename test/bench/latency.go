@@ -387,9 +387,9 @@ func latencyTables(r *Report, seen *sightings, u updates, provider string, consu
 		ds   []time.Duration
 	}{
 		{"write → seen in " + provider + " (floor)", delivered(floor)},
-		{"→ collected Work updated (starter detects, signals mcs workflow, CollectEndpointSlices)", toCollected},
-		{"→ dispatched Work updated (DispatchEndpointSlices)", toWork},
-		{"→ slice in the consumer (DispatchEndpointSlices applies the Work it wrote)", toSlice},
+		{"→ collected Work updated (starter detects, signals the mcs workflow, CollectAndDispatch reads the provider and writes it)", toCollected},
+		{"→ dispatched Work updated (written by the same activity at the same time: near 0)", toWork},
+		{"→ slice in the consumer (applied while its Work is written: often before it)", toSlice},
 	} {
 		rows = append(rows, append([]string{st.name, fmt.Sprint(len(st.ds))}, Summarize(st.ds).cells()...))
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
@@ -34,6 +35,10 @@ type recorder struct {
 	status   []act.StatusInput
 	dispatch []act.DispatchInput
 	collect  []act.CollectInput
+	// merged counts the CollectAndDispatch calls (each also recorded in collect and dispatch);
+	// dispatchErrs are the consumers' failures they report.
+	merged       int
+	dispatchErrs map[string]string
 }
 
 func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEnvironment, *recorder) {
@@ -56,6 +61,20 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 	env.OnActivity(activities.DispatchEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DispatchInput) (act.DispatchResult, error) {
 		rec.dispatch = append(rec.dispatch, in)
 		return act.DispatchResult{Works: 1, Changed: true}, nil
+	})
+	env.OnActivity(activities.CollectAndDispatch, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectAndDispatchInput) (act.CollectAndDispatchResult, error) {
+		rec.merged++
+		rec.collect = append(rec.collect, act.CollectInput{MCS: in.MCS, Provider: in.Provider})
+		res := act.CollectAndDispatchResult{Collect: act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 2}}, Changed: true}}
+		for _, d := range in.Dispatch {
+			rec.dispatch = append(rec.dispatch, d)
+			if msg, ok := rec.dispatchErrs[d.Consumer]; ok {
+				res.DispatchErrs = map[string]string{d.Consumer: msg}
+				continue
+			}
+			res.Dispatched = map[string]act.DispatchResult{d.Consumer: {Works: 1, Changed: true}}
+		}
+		return res, nil
 	})
 	env.OnActivity(activities.ObserveApplied, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.ObserveAppliedInput) ([]act.ConsumerApplied, error) {
 		var out []act.ConsumerApplied
@@ -121,6 +140,46 @@ func TestSliceChangeCollectsOnlyThatProvider(t *testing.T) {
 		require.Len(t, partial, 1)
 		assert.Equal(t, "member3", partial[0].Consumer)
 		assert.Equal(t, []string{"member2"}, partial[0].Providers)
+	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
+}
+
+// A slice change is collected and dispatched by one activity; runs from before that version
+// collect first and dispatch after, as they did.
+func TestSliceChangeCollectsAndDispatchesInOneActivity(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version workflow.Version
+		merged  int
+	}{{"new runs", 1, 1}, {"runs from before the change", workflow.DefaultVersion, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+			env.OnGetVersion(changeCollectAndDispatch, workflow.DefaultVersion, 1).Return(tc.version)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
+			}, time.Second)
+			wftest.CheckAt(t, env, 2*time.Second, func() {
+				assert.Equal(t, tc.merged, rec.merged)
+				require.Len(t, rec.dispatch, 2, "the full reconcile's dispatch and the change's")
+				assert.Equal(t, act.DispatchInput{MCS: ref, Consumer: "member2", Providers: []string{"member1"}}, rec.dispatch[1])
+				assert.Equal(t, "True", lastCondition(t, rec, networkingv1alpha1.ConditionEndpointSliceDispatched).Status)
+			}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
+		})
+	}
+}
+
+// A consumer that the combined activity could not dispatch to is reported, and retried.
+func TestCollectAndDispatchReportsAConsumersFailure(t *testing.T) {
+	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+	env.RegisterDelayedCallback(func() {
+		rec.dispatchErrs = map[string]string{"member2": "member2 refused it"}
+		env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
+	}, time.Second)
+	wftest.CheckAt(t, env, 1500*time.Millisecond, func() {
+		require.Equal(t, 1, rec.merged)
+		cond := lastCondition(t, rec, networkingv1alpha1.ConditionEndpointSliceDispatched)
+		assert.Equal(t, "False", cond.Status)
+		assert.Contains(t, cond.Message, "member2 refused it")
+		assert.Len(t, rec.dispatch, 2, "no retry yet")
 	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 }
 
