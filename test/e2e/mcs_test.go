@@ -160,6 +160,7 @@ func TestMCSScaleProvider(t *testing.T) {
 	scale(t, testEnv.Member(m1), ns, app, 5)
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 5})
 	expectRemote(t, testEnv.Member(m3), ns, app, map[string]int{m1: 5})
+	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-scaled")
 }
 
 func TestMCSSourceSliceDeleted(t *testing.T) {
