@@ -236,9 +236,11 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 // execution, which applies what the Work holds, stays the reconciler of last resort.
 func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, work *unstructured.Unstructured, write func() (*unstructured.Unstructured, error)) (written *unstructured.Unstructured, writeErr, applyErr error) {
 	manifests, err := manifestsOf(work)
-	if err != nil {
-		written, writeErr = write()
-		return written, writeErr, err
+	if err != nil { // nothing to apply ahead of the record: written, then executed as usual
+		if written, writeErr = write(); writeErr == nil {
+			applyErr = a.ApplyWork(ctx, cluster, written)
+		}
+		return written, writeErr, applyErr
 	}
 	var member *members.Member
 	done := make(chan struct{})

@@ -23,6 +23,8 @@ type historyOf struct {
 	lastEventID int64
 	changes     []mcs.ChangeKind
 	tasks       int
+	// localActivities are the types of the local activities it ran, in order.
+	localActivities []string
 }
 
 func mcsHistory(t *testing.T, workflowID string, after int64) historyOf {
@@ -36,6 +38,11 @@ func mcsHistory(t *testing.T, workflowID string, after int64) historyOf {
 		if event.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
 			h.tasks++
 		}
+		if marker := event.GetMarkerRecordedEventAttributes(); marker.GetMarkerName() == "LocalActivity" {
+			var data struct{ ActivityType string }
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(marker.GetDetails()["data"], &data))
+			h.localActivities = append(h.localActivities, data.ActivityType)
+		}
 		signal := event.GetWorkflowExecutionSignaledEventAttributes()
 		if signal == nil || signal.GetSignalName() != mcs.SignalChange {
 			continue
@@ -48,8 +55,8 @@ func mcsHistory(t *testing.T, workflowID string, after int64) historyOf {
 }
 
 // TestSliceChangeTakesOneWorkflowTask: once a MultiClusterService is settled, a change of the
-// provider's slice reaches the consumer within the workflow tasks its slice signals start: the
-// worker applies the dispatched Work as it writes it, so Work execution is never signalled for
+// provider's slice reaches the consumer within the workflow tasks its slice signals start, in
+// one activity that collects and dispatches: the worker applies the dispatched Work as it writes it, so Work execution is never signalled for
 // it, and its turning Applied agrees with the condition already written, so no signal about
 // the Works' state follows. The condition stays True throughout.
 func TestSliceChangeTakesOneWorkflowTask(t *testing.T) {
@@ -81,6 +88,10 @@ func TestSliceChangeTakesOneWorkflowTask(t *testing.T) {
 		assert.Equal(t, mcs.ChangeEndpointSlices, kind, "only slice changes are signalled; a %q signal is the Applied tail", kind)
 	}
 	assert.LessOrEqual(t, after.tasks, len(after.changes), "more workflow tasks than signals")
+	t.Logf("local activities: %v", after.localActivities)
+	assert.Contains(t, after.localActivities, "CollectAndDispatch", "the change is collected and dispatched in one activity")
+	assert.NotContains(t, after.localActivities, "CollectEndpointSlices")
+	assert.NotContains(t, after.localActivities, "DispatchEndpointSlices")
 
 	works, err := worksOf(ns, app)
 	require.NoError(t, err)
