@@ -269,7 +269,7 @@ func (a *Activities) CollectAndDispatch(ctx context.Context, in CollectAndDispat
 }
 
 func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispatchInput) (CollectAndDispatchResult, error) {
-	var res CollectAndDispatchResult
+	res := CollectAndDispatchResult{Dispatched: map[string]DispatchResult{}, DispatchErrs: map[string]string{}}
 	collected, desired, err := a.readProviderSlices(ctx, CollectInput{MCS: in.MCS, Provider: in.Provider})
 	if err != nil {
 		return res, err
@@ -298,10 +298,10 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				res.DispatchErrs = setKey(res.DispatchErrs, d.Consumer, err.Error())
+				res.DispatchErrs[d.Consumer] = err.Error()
 				return nil
 			}
-			res.Dispatched = setKey(res.Dispatched, d.Consumer, out)
+			res.Dispatched[d.Consumer] = out
 			return nil
 		})
 	}
@@ -314,14 +314,6 @@ func errorText(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-func setKey[V any](m map[string]V, key string, value V) map[string]V {
-	if m == nil {
-		m = map[string]V{}
-	}
-	m[key] = value
-	return m
 }
 
 func derefWorks(works []*unstructured.Unstructured) []unstructured.Unstructured {
