@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 
 	"go.temporal.io/sdk/activity"
@@ -230,11 +231,13 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 
 // ApplyWhileWriting brings an update of a Work into the member while write records that
 // update in the control plane, then records Applied on the Work as written: the member does
-// not wait for the control plane's write. ctx bounds the member's side; write carries its own.
-// It is for a Work the member holds objects of already, under execution's finalizer: should
-// the write fail, the member is ahead of its Work until the writer writes it again, and Work
-// execution, which applies what the Work holds, stays the reconciler of last resort.
-func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, work *unstructured.Unstructured, write func() (*unstructured.Unstructured, error)) (written *unstructured.Unstructured, writeErr, applyErr error) {
+// not wait for the control plane's write. held is the Work as last read: the update is applied
+// as its next generation, and again as written should the write say otherwise. ctx bounds the
+// member's side; write carries its own. It is for a Work the member holds objects of already,
+// under execution's finalizer: should the write fail, the member is ahead of its Work until the
+// writer writes it again, and Work execution, which applies what the Work holds, stays the
+// reconciler of last resort.
+func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, held, work *unstructured.Unstructured, write func() (*unstructured.Unstructured, error)) (written *unstructured.Unstructured, writeErr, applyErr error) {
 	manifests, err := manifestsOf(work)
 	if err != nil { // nothing to apply ahead of the record: written, then executed as usual
 		if written, writeErr = write(); writeErr == nil {
@@ -242,18 +245,24 @@ func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, work
 		}
 		return written, writeErr, applyErr
 	}
+	next := work.DeepCopy()
+	next.SetUID(held.GetUID())
+	next.SetGeneration(held.GetGeneration() + 1)
 	var member *members.Member
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if member, applyErr = a.Members.Get(ctx, cluster); applyErr == nil {
-			applyErr = applyAll(ctx, member, work, manifests)
+			applyErr = applyAll(ctx, member, next, manifests)
 		}
 	}()
 	written, writeErr = write()
 	<-done
 	if writeErr != nil || member == nil {
 		return written, writeErr, applyErr
+	}
+	if applyErr == nil && (written.GetUID() != next.GetUID() || written.GetGeneration() != next.GetGeneration()) {
+		applyErr = applyAll(ctx, member, written, manifests) // stamped as written
 	}
 	works := a.ControlPlane.Resource(kube.Works).Namespace(written.GetNamespace())
 	return written, nil, a.record(ctx, member, works, written, manifests, applyErr)
@@ -285,27 +294,52 @@ func (a *Activities) record(ctx context.Context, member *members.Member, works d
 	return applyErr
 }
 
+// applyAttempts bounds the reads and writes of one manifest when the object keeps changing
+// between them.
+const applyAttempts = 3
+
 // apply server-side-applies one manifest to the member, labelled with its Work so that only
-// objects karmadaflow created are ever deleted. An object that exists there already and that
-// karmadaflow did not create (a provider's own Service, say) is left exactly as it is.
+// objects karmadaflow created are ever deleted, and stamped with the Work's uid and generation.
+// An object that exists there already and that karmadaflow did not create (a provider's own
+// Service, say) is left exactly as it is. Two appliers may bring the same Work into a member
+// at once (Work execution, and the writer of the Work): an object that holds a later
+// generation of the Work is left as it is, and the write is conditional on the object read, so
+// the member never goes back to an older generation.
 func apply(ctx context.Context, member *members.Member, work, manifest *unstructured.Unstructured) error {
 	client, err := resourceFor(member, manifest)
 	if err != nil {
 		return err
 	}
-	// Served from the API server's watch cache: a write follows, so a read a moment old
-	// decides ownership as well as a quorum read would, at a fraction of the cost.
-	current, err := client.Get(ctx, manifest.GetName(), metav1.GetOptions{ResourceVersion: "0"})
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return fmt.Errorf("cluster %s: reading %s %s/%s: %w", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(), err)
-	case current.GetLabels()[naming.LabelWorkName] == "":
-		return nil // not ours: never modified, never deleted
-	case !ownedBy(current, work.GetNamespace(), work.GetName()):
-		return fmt.Errorf("cluster %s: %s %s/%s belongs to Work %s/%s", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(),
-			current.GetLabels()[naming.LabelWorkNamespace], current.GetLabels()[naming.LabelWorkName])
+	// The first read is served from the API server's watch cache, at a fraction of a quorum
+	// read's cost: the write is conditional on it, so a read a moment old costs a conflict and
+	// a fresh read, never a wrong write.
+	read := metav1.GetOptions{ResourceVersion: "0"}
+	for attempt := 1; ; attempt++ {
+		current, err := client.Get(ctx, manifest.GetName(), read)
+		switch {
+		case apierrors.IsNotFound(err):
+			current = nil
+		case err != nil:
+			return fmt.Errorf("cluster %s: reading %s %s/%s: %w", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(), err)
+		case current.GetLabels()[naming.LabelWorkName] == "":
+			return nil // not ours: never modified, never deleted
+		case !ownedBy(current, work):
+			return fmt.Errorf("cluster %s: %s %s/%s belongs to Work %s/%s", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(),
+				current.GetLabels()[naming.LabelWorkNamespace], current.GetLabels()[naming.LabelWorkName])
+		case holdsLaterGeneration(current, work):
+			return nil
+		}
+		err = write(ctx, member, client, stamped(manifest, work, current))
+		if !apierrors.IsConflict(err) || attempt == applyAttempts {
+			return err
+		}
+		read = metav1.GetOptions{}
 	}
+}
+
+// stamped is the manifest as applied for work: labelled with the Work, stamped with its uid and
+// generation, and, when the object exists (current), conditional on its resourceVersion.
+func stamped(manifest, work, current *unstructured.Unstructured) *unstructured.Unstructured {
 	obj := manifest.DeepCopy()
 	lbls := obj.GetLabels()
 	if lbls == nil {
@@ -314,10 +348,25 @@ func apply(ctx context.Context, member *members.Member, work, manifest *unstruct
 	lbls[naming.LabelWorkName] = work.GetName()
 	lbls[naming.LabelWorkNamespace] = work.GetNamespace()
 	obj.SetLabels(lbls)
-	_, err = kube.Apply(ctx, client, obj)
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[naming.AnnotationWorkUID] = string(work.GetUID())
+	annotations[naming.AnnotationWorkGeneration] = strconv.FormatInt(work.GetGeneration(), 10)
+	obj.SetAnnotations(annotations)
+	obj.SetResourceVersion("")
+	if current != nil {
+		obj.SetResourceVersion(current.GetResourceVersion())
+	}
+	return obj
+}
+
+// write applies obj; the first object of a namespace the member lacks creates it (Karmada
+// propagates namespaces to its members, karmadaflow does not).
+func write(ctx context.Context, member *members.Member, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
+	_, err := kube.Apply(ctx, client, obj)
 	if apierrors.IsNotFound(err) && obj.GetNamespace() != "" {
-		// Karmada propagates namespaces to its members; without it, the first object of a
-		// namespace creates it.
 		if err = ensureNamespace(ctx, member, obj.GetNamespace()); err == nil {
 			_, err = kube.Apply(ctx, client, obj)
 		}
@@ -326,6 +375,20 @@ func apply(ctx context.Context, member *members.Member, work, manifest *unstruct
 		return fmt.Errorf("cluster %s: %w", member.Name, err)
 	}
 	return nil
+}
+
+// holdsLaterGeneration tells whether the object in the member was applied from a later
+// generation of the same Work (same uid) than work.
+func holdsLaterGeneration(obj, work *unstructured.Unstructured) bool {
+	uid, generation := appliedFrom(obj)
+	return uid != "" && uid == string(work.GetUID()) && generation > work.GetGeneration()
+}
+
+// appliedFrom reads the stamp of the Work an object was applied from: empty when it has none.
+func appliedFrom(obj *unstructured.Unstructured) (uid string, generation int64) {
+	annotations := obj.GetAnnotations()
+	generation, _ = strconv.ParseInt(annotations[naming.AnnotationWorkGeneration], 10, 64)
+	return annotations[naming.AnnotationWorkUID], generation
 }
 
 // ensureNamespace creates namespace in the member if it does not exist.
@@ -351,7 +414,7 @@ func deleteOwned(ctx context.Context, member *members.Member, work, manifest *un
 	if err != nil {
 		return fmt.Errorf("cluster %s: reading %s %s/%s: %w", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(), err)
 	}
-	if !ownedBy(current, work.GetNamespace(), work.GetName()) {
+	if !ownedBy(current, work) || appliedByAnother(current, work) {
 		return nil
 	}
 	err = client.Delete(ctx, manifest.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(current.GetUID())}})
@@ -520,9 +583,17 @@ func resourceFor(member *members.Member, obj *unstructured.Unstructured) (dynami
 	return member.Dynamic.Resource(mapping.Resource), nil
 }
 
-func ownedBy(obj *unstructured.Unstructured, workNamespace, workName string) bool {
+// ownedBy tells whether the object in the member is labelled with work's name.
+func ownedBy(obj, work *unstructured.Unstructured) bool {
 	l := obj.GetLabels()
-	return l[naming.LabelWorkName] == workName && l[naming.LabelWorkNamespace] == workNamespace
+	return l[naming.LabelWorkName] == work.GetName() && l[naming.LabelWorkNamespace] == work.GetNamespace()
+}
+
+// appliedByAnother tells whether the object in the member, labelled with work's name, was
+// applied from another Work of that name (one created since work was deleted).
+func appliedByAnother(obj, work *unstructured.Unstructured) bool {
+	uid, _ := appliedFrom(obj)
+	return uid != "" && work.GetUID() != "" && uid != string(work.GetUID())
 }
 
 func sortedResources(set map[schema.GroupVersionResource]bool) []schema.GroupVersionResource {

@@ -636,7 +636,7 @@ func (a *Activities) applyWorkSync(ctx context.Context, plan workSync, unready [
 		var written *unstructured.Unstructured
 		var err error
 		if cluster, ok := a.appliesWhileWriting(work, held, unready); ok {
-			written, err = a.executeWhileWriting(ctx, cluster, work, write)
+			written, err = a.executeWhileWriting(ctx, cluster, held, work, write)
 		} else if written, err = write(); err == nil {
 			toExecute = append(toExecute, written)
 		}
@@ -816,10 +816,10 @@ func (a *Activities) appliesWhileWriting(work, held *unstructured.Unstructured, 
 
 // executeWhileWriting writes the Work and applies it to the member at the same time, with Work
 // execution's applier (bounded as execute is); a failure to apply is counted, not returned.
-func (a *Activities) executeWhileWriting(ctx context.Context, cluster string, work *unstructured.Unstructured, write func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+func (a *Activities) executeWhileWriting(ctx context.Context, cluster string, held, work *unstructured.Unstructured, write func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	memberCtx, cancel := context.WithTimeout(ctx, inlineTimeout)
 	defer cancel()
-	written, writeErr, applyErr := a.Execution.ApplyWhileWriting(memberCtx, cluster, work, write)
+	written, writeErr, applyErr := a.Execution.ApplyWhileWriting(memberCtx, cluster, held, work, write)
 	if writeErr == nil {
 		_ = a.Metrics.count("execute", applyErr)
 	}

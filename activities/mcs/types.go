@@ -11,9 +11,9 @@ import (
 // execution's applier (activities/execution), the one code path that applies Works.
 type WorkApplier interface {
 	ApplyWork(ctx context.Context, cluster string, work *unstructured.Unstructured) error
-	// ApplyWhileWriting applies an update of a Work the member holds already while write
-	// records it, then records Applied on the Work as written.
-	ApplyWhileWriting(ctx context.Context, cluster string, work *unstructured.Unstructured,
+	// ApplyWhileWriting applies an update of a Work the member holds already (held: as last
+	// read) while write records it, then records Applied on the Work as written.
+	ApplyWhileWriting(ctx context.Context, cluster string, held, work *unstructured.Unstructured,
 		write func() (*unstructured.Unstructured, error)) (written *unstructured.Unstructured, writeErr, applyErr error)
 }
 

@@ -67,6 +67,11 @@ const (
 	// AnnotationDetectedAt is when the starter saw the change a dispatched Work carries
 	// (RFC 3339), for the end-to-end propagation metric. It is not part of the manifest hash.
 	AnnotationDetectedAt = "karmadaflow.io/detected-at"
+	// AnnotationWorkUID and AnnotationWorkGeneration stamp an object applied to a member with
+	// the Work it came from, so that an older generation of that Work is never applied over a
+	// newer one.
+	AnnotationWorkUID        = "karmadaflow.io/work-uid"
+	AnnotationWorkGeneration = "karmadaflow.io/work-generation"
 	// LabelCreatedBy marks what karmadaflow creates in a member for its own needs (namespaces).
 	LabelCreatedBy = "karmadaflow.io/created-by"
 	// FieldManager is the server-side-apply field manager of every write.

@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/karmadaflow/karmadaflow/activities/execution"
+	memberclients "github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+)
+
+// TestOlderWorkNeverOverwritesNewer: two appliers may bring the same Work into a member at once
+// (Work execution's full pass, and the MultiClusterService writing the next generation). The
+// one holding the older generation, however late it comes, leaves the member at the newer one.
+// This is the race of a starter's takeover: its resync of every member's execution met a slice
+// change being dispatched, and the consumer kept the old slice.
+func TestOlderWorkNeverOverwritesNewer(t *testing.T) {
+	ctx := context.Background()
+	ns, m1, m2 := exposeToMember2(t)
+	older := dispatchedWork(t, ns, app, m2)
+
+	scale(t, testEnv.Member(m1), ns, app, 2)
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+	newer := dispatchedWork(t, ns, app, m2)
+	require.Greater(t, newer.GetGeneration(), older.GetGeneration())
+
+	// Work execution's applier, as the worker runs it, handed the Work as read before the scale.
+	applier := &execution.Activities{
+		ControlPlane: testEnv.ControlPlane.Dynamic(),
+		Members:      memberclients.NewRegistry(testEnv.ControlPlane.Dynamic(), testEnv.ControlPlane.Client()),
+		Parallelism:  1,
+	}
+	require.NoError(t, applier.ApplyWork(ctx, m2, older))
+
+	got, err := remoteAddresses(testEnv.Member(m2), ns, app)
+	require.NoError(t, err)
+	require.Len(t, got[m1], 2, "the consumer went back to the older generation of its Work: %v", got)
+
+	// The member's slice says which generation of which Work it holds.
+	slices, err := dispatched(testEnv.Member(m2), ns, app)
+	require.NoError(t, err)
+	require.Len(t, slices, 1)
+	require.Equal(t, string(older.GetUID()), slices[0].Annotations[naming.AnnotationWorkUID])
+	generation, err := strconv.ParseInt(slices[0].Annotations[naming.AnnotationWorkGeneration], 10, 64)
+	require.NoError(t, err)
+	require.Greater(t, generation, older.GetGeneration())
+}
