@@ -280,6 +280,12 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 	if err != nil {
 		return res, err
 	}
+	// Every consumer exposes the same ports: the Service is read once for all of them.
+	var portNames []string
+	var portsErr error
+	if len(in.Dispatch) > 0 {
+		portNames, portsErr = a.exposedPortNames(ctx, in.MCS, in.Dispatch[0].Ports)
+	}
 	var mu sync.Mutex
 	var group errgroup.Group
 	group.Go(func() error {
@@ -293,7 +299,10 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 	for _, d := range in.Dispatch {
 		group.Go(func() error {
 			current := worksIn(dispatched, naming.ExecutionNamespace(d.Consumer), naming.RoleDispatched)
-			out, err := a.dispatchFrom(ctx, d, sources, current)
+			out, err := DispatchResult{}, portsErr
+			if err == nil {
+				out, err = a.dispatchFrom(ctx, d, portNames, sources, current)
+			}
 			err = a.Metrics.count("dispatch", err)
 			mu.Lock()
 			defer mu.Unlock()
@@ -351,18 +360,19 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 	for _, provider := range in.Providers {
 		sources[provider] = worksIn(works, naming.ExecutionNamespace(provider), naming.RoleCollected)
 	}
-	return a.dispatchFrom(ctx, in, sources, worksIn(works, naming.ExecutionNamespace(in.Consumer), naming.RoleDispatched))
+	portNames, err := a.exposedPortNames(ctx, in.MCS, in.Ports)
+	if err != nil {
+		return DispatchResult{}, err
+	}
+	return a.dispatchFrom(ctx, in, portNames, sources, worksIn(works, naming.ExecutionNamespace(in.Consumer), naming.RoleDispatched))
 }
 
 // dispatchFrom makes the consumer hold the slices of the collected Works of each provider
-// (sources), given the Works dispatched to it now (current).
-func (a *Activities) dispatchFrom(ctx context.Context, in DispatchInput, sources map[string][]unstructured.Unstructured, current []unstructured.Unstructured) (DispatchResult, error) {
+// (sources), given the Works dispatched to it now (current) and the names of the ports exposed
+// (see exposedPortNames).
+func (a *Activities) dispatchFrom(ctx context.Context, in DispatchInput, portNames []string, sources map[string][]unstructured.Unstructured, current []unstructured.Unstructured) (DispatchResult, error) {
 	var res DispatchResult
 	start := time.Now()
-	portNames, err := a.exposedPortNames(ctx, in.MCS, in.Ports)
-	if err != nil {
-		return res, err
-	}
 	namespace := naming.ExecutionNamespace(in.Consumer)
 	desired := map[string]*unstructured.Unstructured{}
 	for _, provider := range in.Providers {

@@ -289,8 +289,7 @@ func TestMCSPortsFilter(t *testing.T) {
 	spec["ports"] = []any{map[string]any{"name": "http", "port": int64(80)}}
 	createMCS(t, ns, app, spec)
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
-
-	eventually(t, 30*time.Second, func() error {
+	onlyHTTP := func() error {
 		svc, err := testEnv.Member(m2).Client().CoreV1().Services(ns).Get(context.Background(), app, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -310,7 +309,13 @@ func TestMCSPortsFilter(t *testing.T) {
 			}
 		}
 		return nil
-	})
+	}
+	eventually(t, 30*time.Second, onlyHTTP)
+
+	// A slice change of the provider alone (the hot path) keeps the filter.
+	scale(t, testEnv.Member(m1), ns, app, 3)
+	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 3})
+	require.NoError(t, onlyHTTP())
 }
 
 // twoPortService is the app's Service with an http and a metrics port.
