@@ -355,10 +355,11 @@ func stamped(manifest, work, current *unstructured.Unstructured) *unstructured.U
 	annotations[naming.AnnotationWorkUID] = string(work.GetUID())
 	annotations[naming.AnnotationWorkGeneration] = strconv.FormatInt(work.GetGeneration(), 10)
 	obj.SetAnnotations(annotations)
-	obj.SetResourceVersion("")
+	version := ""
 	if current != nil {
-		obj.SetResourceVersion(current.GetResourceVersion())
+		version = current.GetResourceVersion()
 	}
+	obj.SetResourceVersion(version)
 	return obj
 }
 

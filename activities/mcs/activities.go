@@ -298,9 +298,10 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 	})
 	for _, d := range in.Dispatch {
 		group.Go(func() error {
-			current := worksIn(dispatched, naming.ExecutionNamespace(d.Consumer), naming.RoleDispatched)
-			out, err := DispatchResult{}, portsErr
+			var out DispatchResult
+			err := portsErr
 			if err == nil {
+				current := worksIn(dispatched, naming.ExecutionNamespace(d.Consumer), naming.RoleDispatched)
 				out, err = a.dispatchFrom(ctx, d, portNames, sources, current)
 			}
 			err = a.Metrics.count("dispatch", err)
