@@ -5,10 +5,17 @@ include hack/tools/versions.mk
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 
+# Karmada's own components, built from its source (see KARMADA_SRC).
+KARMADA_TOOLS := karmada-controller-manager karmada-scheduler karmada-webhook karmada-aggregated-apiserver \
+	karmada-agent karmada-search karmada-descheduler karmada-metrics-adapter
 # Binaries of the local environment (see ../shared/spec/local-env.md), and helm, which the
 # end-to-end tests lint and render the chart with.
 ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok temporal \
-	temporal-server temporal-sql-tool temporal-ui-server helm
+	temporal-server temporal-sql-tool temporal-ui-server helm $(KARMADA_TOOLS)
+# Where Karmada's source is: a directory holding karmada-src-$(KARMADA_COMMIT).tar.xz and its CRD
+# tarball (the default), or a Karmada checkout of that commit.
+KARMADA_SRC ?= $(abspath $(CURDIR)/../shared/karmada)
+export KARMADA_SRC
 # Unit and replay tests need no environment; every other package under test/ does.
 GO_PACKAGES = $(shell go list ./... | grep -v '/test/') ./test/replay
 E2E_PACKAGES = $(shell go list ./test/... | grep -v -e '/test/replay$$' -e '/test/images$$')

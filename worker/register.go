@@ -96,7 +96,8 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	}
 	// Karmada provisioning: workflows/provisioning + activities/provisioning, in the host cluster.
 	if opts.EnableProvisioning {
-		provisioning.Register(w, &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic})
+		provisioning.Register(w, &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic,
+			CRDSource: provisioningactivities.CRDSource{URL: opts.CRDTarballURL, CAFile: opts.CRDTarballCAFile, TokenSecret: opts.CRDTarballTokenSecret}})
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -31,8 +30,8 @@ type Activities struct {
 	HostDynamic dynamic.Interface
 	// PollInterval is how often the waits look; 0 means DefaultPollInterval.
 	PollInterval time.Duration
-
-	crdCache sync.Map // tarball URL -> []*unstructured.Unstructured, for IfNotPresent
+	// CRDSource is where the control planes' CRDs come from when a Karmada names no tarball.
+	CRDSource CRDSource
 }
 
 // DefaultPollInterval is how often the waits look by default: pods turn Ready and CRDs
@@ -87,12 +86,11 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 	}
 	sum.Invalid = Validate(k)
 	if externalEtcd(k) && k.Spec.Components.Etcd.External.SecretRef.Name != "" {
-		ref := secretRef(k, k.Spec.Components.Etcd.External.SecretRef)
-		secret, err := a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return Summary{}, fmt.Errorf("reading external etcd Secret %s/%s: %w", ref.Namespace, ref.Name, err)
+		problems, err := a.checkExternalEtcdSecret(ctx, k)
+		if err != nil {
+			return Summary{}, err
 		}
-		sum.Invalid = append(sum.Invalid, validateExternalEtcdSecret(secret, err == nil, ref)...)
+		sum.Invalid = append(sum.Invalid, problems...)
 	}
 	if len(sum.Invalid) > 0 {
 		return sum, temporal.NewNonRetryableApplicationError(strings.Join(sum.Invalid, "; "), ErrValidation, nil, sum)
@@ -100,11 +98,30 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 	return sum, nil
 }
 
-func secretRef(k *operatorv1alpha1.Karmada, ref operatorv1alpha1.LocalSecretReference) operatorv1alpha1.LocalSecretReference {
-	if ref.Namespace == "" {
-		ref.Namespace = k.Namespace
+// checkExternalEtcdSecret reports what the external etcd's Secret lacks (nothing when the
+// reference itself is invalid: Validate reports that).
+func (a *Activities) checkExternalEtcdSecret(ctx context.Context, k *operatorv1alpha1.Karmada) ([]string, error) {
+	ref, err := secretRef(k, k.Spec.Components.Etcd.External.SecretRef)
+	if err != nil {
+		return nil, nil
 	}
-	return ref
+	secret, err := a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading external etcd Secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return validateExternalEtcdSecret(secret, err == nil, ref), nil
+}
+
+// secretRef resolves a Secret reference of k's spec to k's own namespace. A reference into
+// another namespace is refused (Validate reports it first): the worker may read Secrets that
+// the creator of k may not, and would copy their keys into Secrets of k's namespace.
+func secretRef(k *operatorv1alpha1.Karmada, ref operatorv1alpha1.LocalSecretReference) (operatorv1alpha1.LocalSecretReference, error) {
+	if ref.Namespace != "" && ref.Namespace != k.Namespace {
+		return ref, temporal.NewNonRetryableApplicationError(fmt.Sprintf("Secret %s/%s is outside the namespace of Karmada %s/%s",
+			ref.Namespace, ref.Name, k.Namespace, k.Name), ErrValidation, nil)
+	}
+	ref.Namespace = k.Namespace
+	return ref, nil
 }
 
 // AddKarmadaFinalizer adds the finalizer that holds the Karmada until Uninstall is done.
@@ -161,7 +178,10 @@ func (t *target) ensureCertificates(ctx context.Context, k *operatorv1alpha1.Kar
 	names := NamesFor(k.Name)
 	var customCA *pki.KeyPair
 	if c := k.Spec.CustomCertificate; c != nil && c.APIServerCACert != nil {
-		ref := secretRef(k, *c.APIServerCACert)
+		ref, err := secretRef(k, *c.APIServerCACert)
+		if err != nil {
+			return Certificates{}, err
+		}
 		secret, err := t.a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return Certificates{}, fmt.Errorf("reading CA Secret %s/%s: %w", ref.Namespace, ref.Name, err)
@@ -178,7 +198,10 @@ func (t *target) ensureCertificates(ctx context.Context, k *operatorv1alpha1.Kar
 	}
 	fill := etcdSecretContents(k)
 	if externalEtcd(k) {
-		ref := secretRef(k, k.Spec.Components.Etcd.External.SecretRef)
+		ref, err := secretRef(k, k.Spec.Components.Etcd.External.SecretRef)
+		if err != nil {
+			return Certificates{}, err
+		}
 		external, err := t.a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return Certificates{}, fmt.Errorf("reading external etcd Secret %s/%s: %w", ref.Namespace, ref.Name, err)
@@ -446,53 +469,10 @@ func (a *Activities) InstallComponents(ctx context.Context, in InstallInput) ([]
 	return installed, nil
 }
 
-// WaitComponentsReady waits, heartbeating, until every installed component has a Ready pod.
+// WaitComponentsReady waits, heartbeating, until every installed component's rollout is
+// complete.
 func (a *Activities) WaitComponentsReady(ctx context.Context, ref Ref) error {
 	return a.waitReady(ctx, ref, InstalledComponents)
-}
-
-// waitReady polls until each component components(k) lists has a Ready pod of this instance
-// (selected by name and instance label).
-func (a *Activities) waitReady(ctx context.Context, ref Ref, components func(*operatorv1alpha1.Karmada) []Component) error {
-	k, t, err := a.instance(ctx, ref)
-	if err != nil {
-		return err
-	}
-	pending := components(k)
-	for len(pending) > 0 {
-		c := pending[0]
-		ready, err := t.hasReadyPod(ctx, k, c)
-		if err != nil {
-			return err
-		}
-		if ready {
-			pending = pending[1:]
-			continue
-		}
-		if err := a.pause(ctx, "waiting for a Ready pod of "+c.Name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t *target) hasReadyPod(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) (bool, error) {
-	sel := LabelManagedBy + "=" + ManagedBy + "," + LabelName + "=" + c.Name + "," + LabelInstance + "=" + k.Name
-	pods, err := t.kube.CoreV1().Pods(k.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return false, fmt.Errorf("listing pods of %s in %s: %w", c.Name, k.Namespace, err)
-	}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-			continue
-		}
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
 }
 
 // pause heartbeats what is awaited and sleeps one poll interval.

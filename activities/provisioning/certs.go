@@ -24,6 +24,10 @@ const (
 	KeyAPIServerKey         = "apiserver.key"
 	KeyAggregatedCert       = "aggregated-apiserver.crt"
 	KeyAggregatedKey        = "aggregated-apiserver.key"
+	KeySearchCert           = "search.crt"
+	KeySearchKey            = "search.key"
+	KeyMetricsAdapterCert   = "metrics-adapter.crt"
+	KeyMetricsAdapterKey    = "metrics-adapter.key"
 	KeyFrontProxyCACert     = "front-proxy-ca.crt"
 	KeyFrontProxyCAKey      = "front-proxy-ca.key"
 	KeyFrontProxyClientCert = "front-proxy-client.crt"
@@ -77,6 +81,17 @@ func serviceDNSNames(svc, ns, domain string) []string {
 	return []string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc." + domain}
 }
 
+// extensionServerLeaf is the serving certificate of c, an API server the API server's
+// aggregator proxies to (aggregated API server, search, metrics adapter): its Service in the
+// host cluster, and the Service c.Name in karmada-system inside the control plane, whose
+// "<name>.<namespace>.svc" is the name the aggregator verifies (see APIServices).
+func extensionServerLeaf(k *operatorv1alpha1.Karmada, c Component, extraSANs []string) pki.LeafSpec {
+	domain := DNSDomain(k)
+	names := append(serviceDNSNames(NamesFor(k.Name).Of(c.Suffix), k.Namespace, domain), serviceDNSNames(c.Name, karmadaSystem, domain)...)
+	dns, ips := pki.SplitSANs(dedupe(append(names, extraSANs...)))
+	return pki.LeafSpec{CommonName: c.Name, DNSNames: dns, IPs: ips, Server: true}
+}
+
 // apiServerLeaf is the API server's serving certificate: loopback, the kubernetes Service of
 // the control plane, every Service of the instance's namespace and of karmada-system, the
 // given addresses (node or load-balancer address) and spec certSANs.
@@ -97,11 +112,7 @@ func apiServerLeaf(k *operatorv1alpha1.Karmada, addresses []string) pki.LeafSpec
 }
 
 func firstServiceIP(k *operatorv1alpha1.Karmada) net.IP {
-	subnet := defaultServiceSubnet
-	if s := apiServerSpec(k).ServiceSubnet; s != nil && *s != "" {
-		subnet = *s
-	}
-	_, cidr, err := net.ParseCIDR(strings.Split(subnet, ",")[0])
+	_, cidr, err := net.ParseCIDR(strings.Split(serviceSubnet(k), ",")[0])
 	if err != nil {
 		return nil
 	}
@@ -127,8 +138,6 @@ func dedupe(in []string) []string {
 // generated once), leaves when missing or when they no longer cover what the spec needs.
 func certSecretContents(k *operatorv1alpha1.Karmada, customCA *pki.KeyPair, addresses []string) func(map[string][]byte) (bool, error) {
 	return func(data map[string][]byte) (bool, error) {
-		names := NamesFor(k.Name)
-		domain := DNSDomain(k)
 		changed := false
 		ca, caChanged, err := ensureAuthority(data, KeyCACert, KeyCAKey, "karmada", customCA)
 		if err != nil {
@@ -150,7 +159,9 @@ func certSecretContents(k *operatorv1alpha1.Karmada, customCA *pki.KeyPair, addr
 		if a := k.Spec.Components; a != nil && a.KarmadaAggregatedAPIServer != nil {
 			aggregatedSANs = a.KarmadaAggregatedAPIServer.CertSANs
 		}
-		aggDNS, aggIPs := pki.SplitSANs(append(serviceDNSNames(names.Of(SuffixAggregatedAPIServer), k.Namespace, domain), aggregatedSANs...))
+		// The search and metrics adapter certificates are issued whether or not those optional
+		// components are installed: this step's hash does not follow them, so turning one on
+		// later must find its certificate already there.
 		leaves := []struct {
 			ca         *pki.Authority
 			cert, key  string
@@ -158,7 +169,9 @@ func certSecretContents(k *operatorv1alpha1.Karmada, customCA *pki.KeyPair, addr
 			forceFresh bool
 		}{
 			{ca, KeyAPIServerCert, KeyAPIServerKey, apiServerLeaf(k, addresses), caChanged},
-			{ca, KeyAggregatedCert, KeyAggregatedKey, pki.LeafSpec{CommonName: "karmada-aggregated-apiserver", DNSNames: aggDNS, IPs: aggIPs, Server: true}, caChanged},
+			{ca, KeyAggregatedCert, KeyAggregatedKey, extensionServerLeaf(k, AggregatedAPIServer, aggregatedSANs), caChanged},
+			{ca, KeySearchCert, KeySearchKey, extensionServerLeaf(k, Search, nil), caChanged},
+			{ca, KeyMetricsAdapterCert, KeyMetricsAdapterKey, extensionServerLeaf(k, MetricsAdapter, nil), caChanged},
 			{ca, KeyAdminCert, KeyAdminKey, pki.LeafSpec{CommonName: AdminUser, Organization: []string{AdminGroup}, Client: true}, caChanged},
 			{frontProxy, KeyFrontProxyClientCert, KeyFrontProxyClientKey, pki.LeafSpec{CommonName: "front-proxy-client", Client: true}, fpChanged},
 		}

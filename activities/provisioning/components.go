@@ -23,22 +23,24 @@ type Component struct {
 	Tag    string // default image tag
 	// Optional components are installed only when their field is set.
 	Optional bool
-	// Karmada components take spec.featureGates; Kubernetes ones do not.
-	Karmada bool
+	// KarmadaGates components take spec.featureGates: the Karmada components that have a
+	// --feature-gates flag (karmada-descheduler, karmada-search and karmada-metrics-adapter
+	// have none and would refuse to start with it).
+	KarmadaGates bool
 }
 
 // The workloads, in install order.
 var (
 	Etcd                  = Component{Name: "etcd", Suffix: SuffixEtcd, Field: "etcd", Image: "registry.k8s.io/etcd", Tag: defaultEtcdTag}
 	APIServer             = Component{Name: "karmada-apiserver", Suffix: SuffixAPIServer, Field: "karmadaAPIServer", Image: "registry.k8s.io/kube-apiserver", Tag: DefaultKubernetesVersion}
-	AggregatedAPIServer   = Component{Name: "karmada-aggregated-apiserver", Suffix: SuffixAggregatedAPIServer, Field: "karmadaAggregatedAPIServer", Image: "docker.io/karmada/karmada-aggregated-apiserver", Tag: DefaultKarmadaVersion, Karmada: true}
+	AggregatedAPIServer   = Component{Name: "karmada-aggregated-apiserver", Suffix: SuffixAggregatedAPIServer, Field: "karmadaAggregatedAPIServer", Image: "docker.io/karmada/karmada-aggregated-apiserver", Tag: DefaultKarmadaVersion, KarmadaGates: true}
 	KubeControllerManager = Component{Name: "kube-controller-manager", Suffix: SuffixKubeControllerManager, Field: "kubeControllerManager", Image: "registry.k8s.io/kube-controller-manager", Tag: DefaultKubernetesVersion}
-	ControllerManager     = Component{Name: "karmada-controller-manager", Suffix: SuffixControllerManager, Field: "karmadaControllerManager", Image: "docker.io/karmada/karmada-controller-manager", Tag: DefaultKarmadaVersion, Karmada: true}
-	Scheduler             = Component{Name: "karmada-scheduler", Suffix: SuffixScheduler, Field: "karmadaScheduler", Image: "docker.io/karmada/karmada-scheduler", Tag: DefaultKarmadaVersion, Karmada: true}
-	Webhook               = Component{Name: "karmada-webhook", Suffix: SuffixWebhook, Field: "karmadaWebhook", Image: "docker.io/karmada/karmada-webhook", Tag: DefaultKarmadaVersion, Karmada: true}
-	Descheduler           = Component{Name: "karmada-descheduler", Suffix: SuffixDescheduler, Field: "karmadaDescheduler", Image: "docker.io/karmada/karmada-descheduler", Tag: DefaultKarmadaVersion, Optional: true, Karmada: true}
-	Search                = Component{Name: "karmada-search", Suffix: SuffixSearch, Field: "karmadaSearch", Image: "docker.io/karmada/karmada-search", Tag: DefaultKarmadaVersion, Optional: true, Karmada: true}
-	MetricsAdapter        = Component{Name: "karmada-metrics-adapter", Suffix: SuffixMetricsAdapter, Field: "karmadaMetricsAdapter", Image: "docker.io/karmada/karmada-metrics-adapter", Tag: DefaultKarmadaVersion, Optional: true, Karmada: true}
+	ControllerManager     = Component{Name: "karmada-controller-manager", Suffix: SuffixControllerManager, Field: "karmadaControllerManager", Image: "docker.io/karmada/karmada-controller-manager", Tag: DefaultKarmadaVersion, KarmadaGates: true}
+	Scheduler             = Component{Name: "karmada-scheduler", Suffix: SuffixScheduler, Field: "karmadaScheduler", Image: "docker.io/karmada/karmada-scheduler", Tag: DefaultKarmadaVersion, KarmadaGates: true}
+	Webhook               = Component{Name: "karmada-webhook", Suffix: SuffixWebhook, Field: "karmadaWebhook", Image: "docker.io/karmada/karmada-webhook", Tag: DefaultKarmadaVersion, KarmadaGates: true}
+	Descheduler           = Component{Name: "karmada-descheduler", Suffix: SuffixDescheduler, Field: "karmadaDescheduler", Image: "docker.io/karmada/karmada-descheduler", Tag: DefaultKarmadaVersion, Optional: true}
+	Search                = Component{Name: "karmada-search", Suffix: SuffixSearch, Field: "karmadaSearch", Image: "docker.io/karmada/karmada-search", Tag: DefaultKarmadaVersion, Optional: true}
+	MetricsAdapter        = Component{Name: "karmada-metrics-adapter", Suffix: SuffixMetricsAdapter, Field: "karmadaMetricsAdapter", Image: "docker.io/karmada/karmada-metrics-adapter", Tag: DefaultKarmadaVersion, Optional: true}
 )
 
 // Components are the workloads InstallComponents installs (after the API servers).

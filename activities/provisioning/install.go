@@ -19,8 +19,9 @@ const crdEstablishTimeout = time.Minute
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // InitControlPlane installs, inside the new control plane (reached with the admin
-// kubeconfig), in order: the karmada-system namespace, the Karmada CRDs (waiting until they
-// are Established), the webhook configurations, the APIService registrations and the RBAC.
+// kubeconfig), in order: the karmada-system namespace, the Karmada CRDs of the CRD tarball
+// with its conversion patches (waiting until they are Established), the webhook
+// configurations, the APIService registrations and the RBAC.
 func (a *Activities) InitControlPlane(ctx context.Context, ref Ref) error {
 	k, t, err := a.instance(ctx, ref)
 	if err != nil {
@@ -35,13 +36,20 @@ func (a *Activities) InitControlPlane(ctx context.Context, ref Ref) error {
 		return fmt.Errorf("reading Secret %s/%s: %w", k.Namespace, NamesFor(k.Name).Of(SuffixCert), err)
 	}
 	caBundle := certs.Data[KeyCACert]
+	if len(caBundle) == 0 {
+		return fmt.Errorf("Secret %s/%s has no %s", k.Namespace, NamesFor(k.Name).Of(SuffixCert), KeyCACert)
+	}
 
 	heartbeat(ctx, "namespace")
 	if _, err := a.apply(ctx, client, ControlPlaneNamespace()); err != nil {
 		return err
 	}
 	heartbeat(ctx, "CRDs")
-	crds, err := a.crds(ctx, k)
+	tarball, err := a.crdTarball(ctx, k)
+	if err != nil {
+		return err
+	}
+	crds, err := tarball.CRDs(NamesFor(k.Name).Of(SuffixWebhook), k.Namespace, caBundle)
 	if err != nil {
 		return err
 	}
@@ -83,23 +91,28 @@ func (a *Activities) InitControlPlane(ctx context.Context, ref Ref) error {
 	return err
 }
 
-// crds are the CRDs to install: the tarball's when the spec names one (downloaded once per
-// URL with IfNotPresent), otherwise the embedded ones.
-func (a *Activities) crds(ctx context.Context, k *operatorv1alpha1.Karmada) ([]*unstructured.Unstructured, error) {
-	t := k.Spec.CRDTarball
-	if t == nil || t.HTTPSource == nil {
-		return EmbeddedCRDs()
-	}
-	always := t.CRDDownloadPolicy != nil && *t.CRDDownloadPolicy == operatorv1alpha1.DownloadAlways
-	if cached, ok := a.crdCache.Load(t.HTTPSource.URL); ok && !always {
-		return cached.([]*unstructured.Unstructured), nil
-	}
-	crds, err := DownloadCRDs(ctx, *t.HTTPSource)
-	if err != nil {
-		return nil, err
-	}
-	a.crdCache.Store(t.HTTPSource.URL, crds)
-	return crds, nil
+// crdTarballHeartbeat is how often crdTarball heartbeats, well within the heartbeat timeout
+// of InitControlPlane.
+const crdTarballHeartbeat = 5 * time.Second
+
+// crdTarball gets k's CRD tarball, heartbeating meanwhile: a download (bounded by
+// crdDownloadTimeout) may take longer than the heartbeat timeout.
+func (a *Activities) crdTarball(ctx context.Context, k *operatorv1alpha1.Karmada) (*CRDTarball, error) {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		ticker := time.NewTicker(crdTarballHeartbeat)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ticker.C:
+				heartbeat(ctx, "CRDs: downloading the tarball")
+			}
+		}
+	}()
+	return a.CRDSource.Tarball(ctx, a.Host, k)
 }
 
 func (a *Activities) waitEstablished(ctx context.Context, client dynamic.Interface, crds []*unstructured.Unstructured) error {

@@ -26,15 +26,53 @@ const (
 	volumeWebhookCerts = "webhook-certs"
 	volumeEtcdData     = "etcd-data"
 
-	pkiDir        = "/etc/karmada/pki"
-	etcdPKIDir    = "/etc/karmada/pki/etcd"
-	kubeconfigDir = "/etc/karmada/config"
-	webhookPKIDir = "/var/serving-cert"
-	etcdDataDir   = "/var/lib/etcd"
-
-	etcdClientPort = 2379
-	etcdPeerPort   = 2380
+	pkiDir         = "/etc/karmada/pki"
+	etcdPKIDir     = "/etc/karmada/pki/etcd"
+	kubeconfigDir  = "/etc/karmada/config"
+	kubeconfigFile = kubeconfigDir + "/" + KeyKubeconfig
+	webhookPKIDir  = "/var/serving-cert"
+	etcdDataDir    = "/var/lib/etcd"
 )
+
+// Ports the components listen on (upstream's), each on its pod's IP only.
+const (
+	etcdClientPort  = 2379
+	etcdPeerPort    = 2380
+	etcdMetricsPort = 2381
+	// extensionServerPort is the secure port of the API servers the aggregator proxies to
+	// (aggregated API server, search, metrics adapter) and of their Services.
+	extensionServerPort         = 443
+	webhookPort                 = 8443
+	webhookHealthPort           = 8000
+	kubeControllerManagerPort   = 10257
+	controllerManagerHealthPort = 10357
+	schedulerHealthPort         = 10351
+	deschedulerHealthPort       = 10358
+	metricsPort                 = 8080
+	profilingPort               = 6060
+)
+
+// podIP is the pod's IP as the kubelet expands it in a container's command from the POD_IP
+// variable every container gets. Every server listens on it rather than on all interfaces:
+// nothing but the pod's own address is ever dialled, and where several pods share a network
+// namespace (a test machine) fixed ports on all interfaces would collide.
+const podIP = "$(POD_IP)"
+
+// onPodIP is a host:port flag value on the pod's IP.
+func onPodIP(port int) string { return podIP + ":" + strconv.Itoa(port) }
+
+var podIPEnv = corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
+
+// readinessProbe probes path on port of the pod's IP (an empty host is the pod's IP). Ready
+// is what each install step waits for, so it is probed every few seconds, with room for a
+// busy host to answer slowly.
+func readinessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:   corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(port), Scheme: scheme}},
+		PeriodSeconds:  5,
+		TimeoutSeconds: 5,
+	}
+}
 
 // AnnotationCertHash on a pod template is the hash of the certificates its pods mount, so
 // that a re-issued certificate rolls them.
@@ -87,6 +125,7 @@ func featureGates(gates ...map[string]bool) string {
 // podTemplate is the pod template of component c with its common settings applied.
 func podTemplate(k *operatorv1alpha1.Karmada, c Component, container corev1.Container, volumes []corev1.Volume, certHash string) corev1.PodTemplateSpec {
 	s := SettingsOf(k, c).Common
+	container.Env = append([]corev1.EnvVar{podIPEnv}, container.Env...)
 	container.Image = Image(k, c)
 	container.ImagePullPolicy = s.ImagePullPolicy
 	if container.ImagePullPolicy == "" {
@@ -171,6 +210,13 @@ func secretVolume(name, secret string) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}}
 }
 
+// mountSecret mounts Secret secret read-only at path in container, as volume, and returns
+// volumes with it.
+func mountSecret(container *corev1.Container, volumes []corev1.Volume, volume, secret, path string) []corev1.Volume {
+	container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: volume, MountPath: path, ReadOnly: true})
+	return append(volumes, secretVolume(volume, secret))
+}
+
 func service(k *operatorv1alpha1.Karmada, c Component, name string, port, target int32, portName string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   serviceType,
@@ -193,6 +239,26 @@ func etcdServers(k *operatorv1alpha1.Karmada) string {
 	return "https://" + host + ":" + strconv.Itoa(etcdClientPort)
 }
 
+// etcdClientFlags are the flags of an API server storing in etcd (kube-apiserver, aggregated
+// API server, search): the etcd-cert Secret, mounted at etcdPKIDir, holds the client
+// credentials of a local or an external etcd under the same keys.
+func etcdClientFlags(k *operatorv1alpha1.Karmada) map[string]string {
+	return map[string]string{
+		"etcd-servers":  etcdServers(k),
+		"etcd-cafile":   etcdPKIDir + "/" + KeyEtcdCACert,
+		"etcd-certfile": etcdPKIDir + "/" + KeyEtcdClientCert,
+		"etcd-keyfile":  etcdPKIDir + "/" + KeyEtcdClientKey,
+	}
+}
+
+// serviceSubnet is the control plane's Service range.
+func serviceSubnet(k *operatorv1alpha1.Karmada) string {
+	if s := apiServerSpec(k).ServiceSubnet; s != nil && *s != "" {
+		return *s
+	}
+	return defaultServiceSubnet
+}
+
 // EtcdObjects are the local etcd's StatefulSet and its headless and client Services.
 func EtcdObjects(k *operatorv1alpha1.Karmada, certHash string) (*appsv1.StatefulSet, []*corev1.Service) {
 	names := NamesFor(k.Name)
@@ -202,11 +268,14 @@ func EtcdObjects(k *operatorv1alpha1.Karmada, certHash string) (*appsv1.Stateful
 	for i := range *n {
 		members = append(members, fmt.Sprintf("%s-%d=https://%s-%d.%s.%s.svc.%s:%d", name, i, name, i, name, k.Namespace, DNSDomain(k), etcdPeerPort))
 	}
+	// The metrics URL serves /metrics and the health endpoints the probe reads in plain HTTP:
+	// the client URLs demand a client certificate.
 	args := flags(map[string]string{
 		"name":                        "$(POD_NAME)",
 		"data-dir":                    etcdDataDir,
-		"listen-client-urls":          fmt.Sprintf("https://0.0.0.0:%d", etcdClientPort),
-		"listen-peer-urls":            fmt.Sprintf("https://0.0.0.0:%d", etcdPeerPort),
+		"listen-client-urls":          "https://" + onPodIP(etcdClientPort),
+		"listen-peer-urls":            "https://" + onPodIP(etcdPeerPort),
+		"listen-metrics-urls":         "http://" + onPodIP(etcdMetricsPort),
 		"advertise-client-urls":       fmt.Sprintf("https://$(POD_NAME).%s.%s.svc.%s:%d", name, k.Namespace, DNSDomain(k), etcdClientPort),
 		"initial-advertise-peer-urls": fmt.Sprintf("https://$(POD_NAME).%s.%s.svc.%s:%d", name, k.Namespace, DNSDomain(k), etcdPeerPort),
 		"initial-cluster":             strings.Join(members, ","),
@@ -227,8 +296,10 @@ func EtcdObjects(k *operatorv1alpha1.Karmada, certHash string) (*appsv1.Stateful
 		Ports: []corev1.ContainerPort{
 			{Name: "client", ContainerPort: etcdClientPort, Protocol: corev1.ProtocolTCP},
 			{Name: "server", ContainerPort: etcdPeerPort, Protocol: corev1.ProtocolTCP},
+			{Name: "metrics", ContainerPort: etcdMetricsPort, Protocol: corev1.ProtocolTCP},
 		},
-		VolumeMounts: []corev1.VolumeMount{{Name: volumeEtcdData, MountPath: etcdDataDir}, {Name: volumeEtcdCerts, MountPath: etcdPKIDir, ReadOnly: true}},
+		VolumeMounts:   []corev1.VolumeMount{{Name: volumeEtcdData, MountPath: etcdDataDir}, {Name: volumeEtcdCerts, MountPath: etcdPKIDir, ReadOnly: true}},
+		ReadinessProbe: readinessProbe("/readyz", etcdMetricsPort, corev1.URISchemeHTTP),
 	}
 	volumes := []corev1.Volume{secretVolume(volumeEtcdCerts, names.Of(SuffixEtcdCert))}
 	var claims []corev1.PersistentVolumeClaim
@@ -275,28 +346,23 @@ func EtcdObjects(k *operatorv1alpha1.Karmada, certHash string) (*appsv1.Stateful
 func APIServerDeployment(k *operatorv1alpha1.Karmada, certHash string) *appsv1.Deployment {
 	api := apiServerSpec(k)
 	names := NamesFor(k.Name)
-	subnet := defaultServiceSubnet
-	if api.ServiceSubnet != nil && *api.ServiceSubnet != "" {
-		subnet = *api.ServiceSubnet
-	}
 	defaults := map[string]string{
 		"allow-privileged":                   "true",
 		"authorization-mode":                 "Node,RBAC",
-		"bind-address":                       "0.0.0.0",
+		"bind-address":                       podIP,
+		"advertise-address":                  podIP,
 		"secure-port":                        strconv.Itoa(APIServerPort),
 		"client-ca-file":                     pkiDir + "/" + KeyCACert,
 		"tls-cert-file":                      pkiDir + "/" + KeyAPIServerCert,
 		"tls-private-key-file":               pkiDir + "/" + KeyAPIServerKey,
-		"etcd-servers":                       etcdServers(k),
-		"etcd-cafile":                        etcdPKIDir + "/" + KeyEtcdCACert,
-		"etcd-certfile":                      etcdPKIDir + "/" + KeyEtcdClientCert,
-		"etcd-keyfile":                       etcdPKIDir + "/" + KeyEtcdClientKey,
+		"tls-min-version":                    "VersionTLS13",
 		"enable-admission-plugins":           "NodeRestriction",
+		"disable-admission-plugins":          "StorageObjectInUseProtection,ServiceAccount",
 		"enable-bootstrap-token-auth":        "true",
 		"service-account-issuer":             "https://kubernetes.default.svc." + DNSDomain(k),
 		"service-account-key-file":           pkiDir + "/" + KeyServiceAccountPub,
 		"service-account-signing-key-file":   pkiDir + "/" + KeyServiceAccountKey,
-		"service-cluster-ip-range":           subnet,
+		"service-cluster-ip-range":           serviceSubnet(k),
 		"proxy-client-cert-file":             pkiDir + "/" + KeyFrontProxyClientCert,
 		"proxy-client-key-file":              pkiDir + "/" + KeyFrontProxyClientKey,
 		"requestheader-client-ca-file":       pkiDir + "/" + KeyFrontProxyCACert,
@@ -306,7 +372,13 @@ func APIServerDeployment(k *operatorv1alpha1.Karmada, certHash string) *appsv1.D
 		"requestheader-username-headers":     "X-Remote-User",
 		"max-requests-inflight":              "1500",
 		"max-mutating-requests-inflight":     "500",
+		// The endpoint reconciler would publish the advertise address as the endpoint of the
+		// control plane's "kubernetes" Service, which validation refuses for a loopback pod IP.
+		// Nothing in a Karmada control plane runs pods that need that Service: it is not
+		// reconciled at all.
+		"endpoint-reconciler-type": "none",
 	}
+	maps.Copy(defaults, etcdClientFlags(k))
 	if gates := featureGates(api.FeatureGates); gates != "" {
 		defaults["feature-gates"] = gates
 	}
@@ -318,8 +390,7 @@ func APIServerDeployment(k *operatorv1alpha1.Karmada, certHash string) *appsv1.D
 			{Name: volumeCerts, MountPath: pkiDir, ReadOnly: true},
 			{Name: volumeEtcdCerts, MountPath: etcdPKIDir, ReadOnly: true},
 		}, api.ExtraVolumeMounts...),
-		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-			Path: "/readyz", Port: intstr.FromInt32(APIServerPort), Scheme: corev1.URISchemeHTTPS}}},
+		ReadinessProbe: readinessProbe("/readyz", APIServerPort, corev1.URISchemeHTTPS),
 	}
 	volumes := append([]corev1.Volume{
 		secretVolume(volumeCerts, names.Of(SuffixCert)),
@@ -343,12 +414,12 @@ func APIServerService(k *operatorv1alpha1.Karmada) *corev1.Service {
 }
 
 // componentContainer is the container of a component that reaches the API server through its
-// kubeconfig Secret.
+// kubeconfig Secret, mounted at kubeconfigDir.
 func componentContainer(k *operatorv1alpha1.Karmada, c Component, command string, defaults map[string]string) (corev1.Container, []corev1.Volume) {
 	s := SettingsOf(k, c)
-	defaults["kubeconfig"] = kubeconfigDir + "/" + KeyKubeconfig
+	defaults["kubeconfig"] = kubeconfigFile
 	var gates string
-	if c.Karmada {
+	if c.KarmadaGates {
 		gates = featureGates(k.Spec.FeatureGates, s.FeatureGates)
 	} else {
 		gates = featureGates(s.FeatureGates)
@@ -367,66 +438,130 @@ func componentContainer(k *operatorv1alpha1.Karmada, c Component, command string
 	return container, []corev1.Volume{secretVolume(volumeKubeconfig, NamesFor(k.Name).ComponentConfig(c.Name))}
 }
 
+// extensionServerFlags are the flags of an API server the API server's aggregator proxies to
+// (aggregated API server, search, metrics adapter), serving with the certificate under
+// certKey and keyKey of the cert Secret (mounted at pkiDir), as upstream's operator sets them.
+func extensionServerFlags(certKey, keyKey string) map[string]string {
+	return map[string]string{
+		"authentication-kubeconfig": kubeconfigFile,
+		"authorization-kubeconfig":  kubeconfigFile,
+		"bind-address":              podIP,
+		"secure-port":               strconv.Itoa(extensionServerPort),
+		"tls-cert-file":             pkiDir + "/" + certKey,
+		"tls-private-key-file":      pkiDir + "/" + keyKey,
+		"tls-min-version":           "VersionTLS13",
+		"audit-log-path":            "-",
+		"audit-log-maxage":          "0",
+		"audit-log-maxbackup":       "0",
+		"profiling-bind-address":    onPodIP(profilingPort),
+	}
+}
+
+// controllerFlags are the flags of karmada-controller-manager, -scheduler and -descheduler:
+// leader election in karmada-system, metrics, health probes (on healthPort) and profiling
+// (served only with --enable-pprof) on the pod's IP.
+func controllerFlags(healthPort int) map[string]string {
+	return map[string]string{
+		"leader-elect-resource-namespace": karmadaSystem,
+		"metrics-bind-address":            onPodIP(metricsPort),
+		"health-probe-bind-address":       onPodIP(healthPort),
+		"profiling-bind-address":          onPodIP(profilingPort),
+	}
+}
+
 // AggregatedAPIServerObjects are karmada-aggregated-apiserver's Deployment and Service.
 func AggregatedAPIServerObjects(k *operatorv1alpha1.Karmada, certHash string) (*appsv1.Deployment, *corev1.Service) {
 	names := NamesFor(k.Name)
-	container, volumes := componentContainer(k, AggregatedAPIServer, "/bin/karmada-aggregated-apiserver", map[string]string{
-		"authentication-kubeconfig": kubeconfigDir + "/" + KeyKubeconfig,
-		"authorization-kubeconfig":  kubeconfigDir + "/" + KeyKubeconfig,
-		"etcd-servers":              etcdServers(k),
-		"etcd-cafile":               etcdPKIDir + "/" + KeyEtcdCACert,
-		"etcd-certfile":             etcdPKIDir + "/" + KeyEtcdClientCert,
-		"etcd-keyfile":              etcdPKIDir + "/" + KeyEtcdClientKey,
-		"tls-cert-file":             pkiDir + "/" + KeyAggregatedCert,
-		"tls-private-key-file":      pkiDir + "/" + KeyAggregatedKey,
-		"secure-port":               "443",
-	})
-	container.VolumeMounts = append(container.VolumeMounts,
-		corev1.VolumeMount{Name: volumeCerts, MountPath: pkiDir, ReadOnly: true},
-		corev1.VolumeMount{Name: volumeEtcdCerts, MountPath: etcdPKIDir, ReadOnly: true})
-	volumes = append(volumes, secretVolume(volumeCerts, names.Of(SuffixCert)), secretVolume(volumeEtcdCerts, names.Of(SuffixEtcdCert)))
+	defaults := extensionServerFlags(KeyAggregatedCert, KeyAggregatedKey)
+	maps.Copy(defaults, etcdClientFlags(k))
+	container, volumes := componentContainer(k, AggregatedAPIServer, "/bin/karmada-aggregated-apiserver", defaults)
+	container.ReadinessProbe = readinessProbe("/readyz", extensionServerPort, corev1.URISchemeHTTPS)
+	volumes = mountSecret(&container, volumes, volumeCerts, names.Of(SuffixCert), pkiDir)
+	volumes = mountSecret(&container, volumes, volumeEtcdCerts, names.Of(SuffixEtcdCert), etcdPKIDir)
 	d := deployment(k, AggregatedAPIServer, container, volumes, certHash)
-	return d, service(k, AggregatedAPIServer, names.Of(SuffixAggregatedAPIServer), 443, 443, "https")
+	return d, service(k, AggregatedAPIServer, names.Of(SuffixAggregatedAPIServer), extensionServerPort, extensionServerPort, "https")
 }
 
 // ComponentObjects are the Deployment of a component of Components and, for those serving
 // the API server (webhook, search, metrics adapter), its Service.
 func ComponentObjects(k *operatorv1alpha1.Karmada, c Component, certHash string) (*appsv1.Deployment, *corev1.Service) {
 	names := NamesFor(k.Name)
-	defaults := map[string]string{}
 	command := "/bin/" + c.Name
+	var defaults map[string]string
+	var probe *corev1.Probe
 	var svc *corev1.Service
 	switch c.Name {
 	case KubeControllerManager.Name:
 		command = "kube-controller-manager"
+		// Only the controllers a control plane without nodes or pods needs: the node
+		// controllers and their flags (allocate-node-cidrs, cluster-cidr) are left out.
 		defaults = map[string]string{
-			"authentication-kubeconfig":        kubeconfigDir + "/" + KeyKubeconfig,
-			"authorization-kubeconfig":         kubeconfigDir + "/" + KeyKubeconfig,
+			"authentication-kubeconfig":        kubeconfigFile,
+			"authorization-kubeconfig":         kubeconfigFile,
+			"bind-address":                     podIP,
+			"client-ca-file":                   pkiDir + "/" + KeyCACert,
+			"cluster-name":                     "karmada",
 			"controllers":                      "namespace,garbagecollector,serviceaccount-token,ttl-after-finished,bootstrapsigner,csrapproving,csrcleaner,csrsigning,clusterrole-aggregation",
 			"cluster-signing-cert-file":        pkiDir + "/" + KeyCACert,
 			"cluster-signing-key-file":         pkiDir + "/" + KeyCAKey,
 			"root-ca-file":                     pkiDir + "/" + KeyCACert,
 			"service-account-private-key-file": pkiDir + "/" + KeyServiceAccountKey,
+			"service-cluster-ip-range":         serviceSubnet(k),
+			"use-service-account-credentials":  "true",
 			"leader-elect":                     "true",
 		}
+		probe = readinessProbe("/healthz", kubeControllerManagerPort, corev1.URISchemeHTTPS)
 	case ControllerManager.Name:
-		defaults = map[string]string{"leader-elect-resource-namespace": karmadaSystem, "controllers": "*"}
+		defaults = controllerFlags(controllerManagerHealthPort)
+		defaults["controllers"] = "*"
+		defaults["cluster-status-update-frequency"] = "10s"
+		probe = readinessProbe("/healthz", controllerManagerHealthPort, corev1.URISchemeHTTP)
+	case Scheduler.Name:
+		defaults = controllerFlags(schedulerHealthPort)
+		probe = readinessProbe("/healthz", schedulerHealthPort, corev1.URISchemeHTTP)
+	case Descheduler.Name:
+		defaults = controllerFlags(deschedulerHealthPort)
+		probe = readinessProbe("/healthz", deschedulerHealthPort, corev1.URISchemeHTTP)
 	case Webhook.Name:
-		defaults = map[string]string{"secure-port": "8443", "cert-dir": webhookPKIDir}
-		svc = service(k, c, names.Of(c.Suffix), 443, 8443, "https")
-	case Search.Name, MetricsAdapter.Name:
-		defaults = map[string]string{"authentication-kubeconfig": kubeconfigDir + "/" + KeyKubeconfig,
-			"authorization-kubeconfig": kubeconfigDir + "/" + KeyKubeconfig, "secure-port": "443"}
-		svc = service(k, c, names.Of(c.Suffix), 443, 443, "https")
+		defaults = map[string]string{
+			"bind-address":              podIP,
+			"secure-port":               strconv.Itoa(webhookPort),
+			"cert-dir":                  webhookPKIDir,
+			"tls-cert-file-name":        KeyTLSCert,
+			"tls-private-key-file-name": KeyTLSKey,
+			"metrics-bind-address":      onPodIP(metricsPort),
+			"health-probe-bind-address": onPodIP(webhookHealthPort),
+			"profiling-bind-address":    onPodIP(profilingPort),
+		}
+		// karmada-webhook serves readiness under "/readyz/" on its secure port; "/readyz"
+		// (upstream's probe path) only redirects there.
+		probe = readinessProbe("/readyz/", webhookPort, corev1.URISchemeHTTPS)
+		svc = service(k, c, names.Of(c.Suffix), 443, webhookPort, "https")
+	case Search.Name:
+		defaults = extensionServerFlags(KeySearchCert, KeySearchKey)
+		maps.Copy(defaults, etcdClientFlags(k))
+		// Not /readyz: karmada-search is ready once it has read its ResourceRegistries, which it
+		// serves itself through the API server, and the API server reaches it only through a
+		// Service that routes to Ready pods. /livez says the server serves.
+		probe = readinessProbe("/livez", extensionServerPort, corev1.URISchemeHTTPS)
+		svc = service(k, c, names.Of(c.Suffix), extensionServerPort, extensionServerPort, "https")
+	case MetricsAdapter.Name:
+		defaults = extensionServerFlags(KeyMetricsAdapterCert, KeyMetricsAdapterKey)
+		defaults["client-ca-file"] = pkiDir + "/" + KeyCACert
+		defaults["metrics-bind-address"] = onPodIP(metricsPort)
+		probe = readinessProbe("/readyz", extensionServerPort, corev1.URISchemeHTTPS)
+		svc = service(k, c, names.Of(c.Suffix), extensionServerPort, extensionServerPort, "https")
 	}
 	container, volumes := componentContainer(k, c, command, defaults)
+	container.ReadinessProbe = probe
 	switch c.Name {
-	case KubeControllerManager.Name:
-		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: volumeCerts, MountPath: pkiDir, ReadOnly: true})
-		volumes = append(volumes, secretVolume(volumeCerts, names.Of(SuffixCert)))
+	case KubeControllerManager.Name, MetricsAdapter.Name:
+		volumes = mountSecret(&container, volumes, volumeCerts, names.Of(SuffixCert), pkiDir)
+	case Search.Name:
+		volumes = mountSecret(&container, volumes, volumeCerts, names.Of(SuffixCert), pkiDir)
+		volumes = mountSecret(&container, volumes, volumeEtcdCerts, names.Of(SuffixEtcdCert), etcdPKIDir)
 	case Webhook.Name:
-		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: volumeWebhookCerts, MountPath: webhookPKIDir, ReadOnly: true})
-		volumes = append(volumes, secretVolume(volumeWebhookCerts, names.Of(SuffixWebhookCert)))
+		volumes = mountSecret(&container, volumes, volumeWebhookCerts, names.Of(SuffixWebhookCert), webhookPKIDir)
 	}
 	return deployment(k, c, container, volumes, certHash), svc
 }

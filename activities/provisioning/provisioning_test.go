@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -74,6 +75,17 @@ func TestValidate(t *testing.T) {
 		{"pdb both", func(k *operatorv1alpha1.Karmada) {
 			k.Spec.Components.KarmadaScheduler = &operatorv1alpha1.KarmadaScheduler{CommonSettings: operatorv1alpha1.CommonSettings{PodDisruptionBudgetConfig: pdb}}
 		}, "spec.components.karmadaScheduler.podDisruptionBudgetConfig"},
+		{"etcd Secret of another namespace", func(k *operatorv1alpha1.Karmada) {
+			k.Spec.Components.Etcd = &operatorv1alpha1.Etcd{External: &operatorv1alpha1.ExternalEtcd{Endpoints: []string{"https://e:2379"},
+				SecretRef: operatorv1alpha1.LocalSecretReference{Namespace: "tenant2", Name: "etcd-client"}}}
+		}, "spec.components.etcd.external.secretRef.namespace"},
+		{"CA Secret of another namespace", func(k *operatorv1alpha1.Karmada) {
+			k.Spec.CustomCertificate = &operatorv1alpha1.CustomCertificate{APIServerCACert: &operatorv1alpha1.LocalSecretReference{Namespace: "tenant2", Name: "ca"}}
+		}, "spec.customCertificate.apiServerCACert.namespace"},
+		{"host cluster Secret of another namespace", func(k *operatorv1alpha1.Karmada) {
+			k.Spec.Components.KarmadaAPIServer.ServiceType = corev1.ServiceTypeNodePort
+			k.Spec.HostCluster = &operatorv1alpha1.HostCluster{SecretRef: &operatorv1alpha1.LocalSecretReference{Namespace: "tenant2", Name: "kubeconfig"}}
+		}, "spec.hostCluster.secretRef.namespace"},
 		{"pdb neither", func(k *operatorv1alpha1.Karmada) {
 			k.Spec.Components.Etcd = &operatorv1alpha1.Etcd{Local: &operatorv1alpha1.LocalEtcd{CommonSettings: operatorv1alpha1.CommonSettings{
 				PodDisruptionBudgetConfig: &operatorv1alpha1.PodDisruptionBudgetConfig{}}}}
@@ -88,6 +100,16 @@ func TestValidate(t *testing.T) {
 	}
 	assert.Empty(t, Validate(karmada("foo")))
 	assert.Empty(t, Validate(&operatorv1alpha1.Karmada{}), "an empty spec installs the defaults")
+
+	own := karmada("foo", func(k *operatorv1alpha1.Karmada) {
+		k.Spec.CustomCertificate = &operatorv1alpha1.CustomCertificate{APIServerCACert: &operatorv1alpha1.LocalSecretReference{Namespace: "tenant1", Name: "ca"}}
+	})
+	assert.Empty(t, Validate(own), "the Karmada's own namespace may be named")
+	_, err := secretRef(own, operatorv1alpha1.LocalSecretReference{Namespace: "tenant2", Name: "ca"})
+	assert.ErrorContains(t, err, "outside the namespace", "the activities refuse it too")
+	resolved, err := secretRef(own, operatorv1alpha1.LocalSecretReference{Name: "ca"})
+	require.NoError(t, err)
+	assert.Equal(t, "tenant1", resolved.Namespace)
 
 	ref := operatorv1alpha1.LocalSecretReference{Namespace: "tenant1", Name: "etcd"}
 	assert.Equal(t, []string{`spec.components.etcd.external.secretRef: Secret tenant1/etcd not found`}, validateExternalEtcdSecret(nil, false, ref))
@@ -297,26 +319,75 @@ func TestEndpointByServiceType(t *testing.T) {
 }
 
 func TestControlPlaneObjects(t *testing.T) {
-	crds, err := EmbeddedCRDs()
-	require.NoError(t, err)
-	var names []string
-	for _, c := range crds {
-		names = append(names, c.GetName())
-	}
-	assert.ElementsMatch(t, []string{"multiclusterservices.networking.karmada.io", "works.work.karmada.io"}, names)
-
 	k := karmada("foo", func(k *operatorv1alpha1.Karmada) { k.Spec.Components.KarmadaSearch = &operatorv1alpha1.KarmadaSearch{} })
 	services, apiServices := APIServices(k, []byte("ca"))
 	require.Len(t, services, 2)
 	assert.Equal(t, "foo-karmada-aggregated-apiserver.tenant1.svc.cluster.local", services[0].Spec.ExternalName)
 	assert.Equal(t, "v1alpha1.cluster.karmada.io", apiServices[0].GetName())
 	assert.Equal(t, "v1alpha1.search.karmada.io", apiServices[1].GetName())
-	m, v := WebhookConfigurations(k, []byte("ca"))
-	assert.Equal(t, "https://foo-karmada-webhook.tenant1.svc:443/mutate-work", *m.Webhooks[0].ClientConfig.URL)
-	assert.Len(t, v.Webhooks, 2)
 	roles, binding := RBAC()
 	assert.Len(t, roles, 3)
 	assert.Equal(t, AdminUser, binding.Subjects[0].Name)
+}
+
+// TestWebhookConfigurations: the hooks karmada-operator registers, each at a path
+// karmada-webhook serves on the instance's Service, trusting the CA.
+func TestWebhookConfigurations(t *testing.T) {
+	m, v := WebhookConfigurations(karmada("foo"), []byte("ca"))
+	assert.Equal(t, "mutating-config", m.Name)
+	assert.Equal(t, "validating-config", v.Name)
+	assert.Equal(t, map[string]string{"app": "karmada-webhook"}, v.Labels)
+	var mutating, validating []string
+	for _, h := range m.Webhooks {
+		mutating = append(mutating, h.Name+" "+strings.TrimPrefix(*h.ClientConfig.URL, "https://foo-karmada-webhook.tenant1.svc:443"))
+		assert.Equal(t, []byte("ca"), h.ClientConfig.CABundle)
+		assert.Equal(t, admissionregistrationv1.Fail, *h.FailurePolicy)
+		assert.Equal(t, int32(3), *h.TimeoutSeconds)
+	}
+	for _, h := range v.Webhooks {
+		validating = append(validating, h.Name+" "+strings.TrimPrefix(*h.ClientConfig.URL, "https://foo-karmada-webhook.tenant1.svc:443"))
+		assert.Equal(t, []byte("ca"), h.ClientConfig.CABundle)
+	}
+	assert.Equal(t, []string{
+		"propagationpolicy.karmada.io /mutate-propagationpolicy",
+		"clusterpropagationpolicy.karmada.io /mutate-clusterpropagationpolicy",
+		"overridepolicy.karmada.io /mutate-overridepolicy",
+		"resourcebinding.karmada.io /mutate-resourcebinding",
+		"clusterresourcebinding.karmada.io /mutate-clusterresourcebinding",
+		"work.karmada.io /mutate-work",
+		"autoscaling.karmada.io /mutate-federatedhpa",
+		"multiclusterservice.karmada.io /mutate-multiclusterservice",
+	}, mutating)
+	assert.Equal(t, []string{
+		"propagationpolicy.karmada.io /validate-propagationpolicy",
+		"clusterpropagationpolicy.karmada.io /validate-clusterpropagationpolicy",
+		"overridepolicy.karmada.io /validate-overridepolicy",
+		"clusteroverridepolicy.karmada.io /validate-clusteroverridepolicy",
+		"config.karmada.io /validate-resourceinterpreterwebhookconfiguration",
+		"resourceinterpretercustomization.karmada.io /validate-resourceinterpretercustomization",
+		"federatedresourcequota.karmada.io /validate-federatedresourcequota",
+		"multiclusteringress.karmada.io /validate-multiclusteringress",
+		"federatedhpa.karmada.io /validate-federatedhpa",
+		"cronfederatedhpa.karmada.io /validate-cronfederatedhpa",
+		"multiclusterservice.karmada.io /validate-multiclusterservice",
+		"resourcedeletionprotection.karmada.io /validate-resourcedeletionprotection",
+		"resourcebinding.karmada.io /validate-resourcebinding",
+	}, validating)
+
+	rb := m.Webhooks[3].Rules[0]
+	assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, rb.Operations)
+	assert.Equal(t, admissionregistrationv1.Rule{APIGroups: []string{"work.karmada.io"}, APIVersions: []string{"*"}, Resources: []string{"resourcebindings"},
+		Scope: ptr.To(admissionregistrationv1.NamespacedScope)}, rb.Rule)
+	assert.Equal(t, admissionregistrationv1.ClusterScope, *m.Webhooks[1].Rules[0].Scope)
+	assert.Equal(t, int32(10), *v.Webhooks[5].TimeoutSeconds)
+	protection := v.Webhooks[11]
+	assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}, protection.Rules[0].Operations)
+	assert.Equal(t, []string{"*"}, protection.Rules[0].Resources)
+	assert.Equal(t, admissionregistrationv1.AllScopes, *protection.Rules[0].Scope)
+	assert.Equal(t, "resourcetemplate.karmada.io/deletion-protected", protection.ObjectSelector.MatchExpressions[0].Key)
+	assert.Nil(t, v.Webhooks[0].ObjectSelector)
+	assert.Equal(t, admissionregistrationv1.SideEffectClassNoneOnDryRun, *v.Webhooks[12].SideEffects)
+	assert.Equal(t, admissionregistrationv1.SideEffectClassNone, *v.Webhooks[0].SideEffects)
 }
 
 // TestClusterIPInstanceIsNotDialledFromOutsideTheCluster: a worker outside the host cluster

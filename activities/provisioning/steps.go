@@ -26,6 +26,11 @@ const (
 	StepWaitComponentsReady          = "WaitComponentsReady"
 )
 
+// certificateSet names the set of certificates GenerateCertificates issues. It changes when the
+// set does (the serving certificates of karmada-search and karmada-metrics-adapter joined it),
+// so that instances installed before issue what they lack, and roll the pods that mount them.
+const certificateSet = "extension-servers"
+
 // StepHashes returns, per step, a hash of the parts of the spec the step's result depends on,
 // including the hashes of the steps whose output it uses: a step whose hash is unchanged since
 // it last succeeded need not run again. Waits share the hash of what they wait for.
@@ -37,7 +42,7 @@ func StepHashes(k *operatorv1alpha1.Karmada) map[string]string {
 	}
 	api := apiServerSpec(k)
 	h := map[string]string{}
-	h[StepGenerateCertificates] = hashOf(s.HostCluster, s.CustomCertificate, api.CertSANs, ServiceType(k), DNSDomain(k),
+	h[StepGenerateCertificates] = hashOf(certificateSet, s.HostCluster, s.CustomCertificate, api.CertSANs, ServiceType(k), DNSDomain(k),
 		comps.Etcd, certSANsOf(comps.KarmadaAggregatedAPIServer))
 	h[StepEnsureNamespace] = hashOf(k.Namespace, s.HostCluster)
 	h[StepInstallEtcd] = hashOf(comps.Etcd, s.PrivateRegistry, h[StepGenerateCertificates])

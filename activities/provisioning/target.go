@@ -25,13 +25,16 @@ type target struct {
 func (a *Activities) local() *target { return &target{a: a, kube: a.Host, dyn: a.HostDynamic} }
 
 // targetOf returns the host cluster of k. The kubeconfig Secret of a remote host cluster
-// (key "kubeconfig") is read from the local cluster, in k's namespace unless it names one.
+// (key "kubeconfig") is read from the local cluster, in k's namespace.
 func (a *Activities) targetOf(ctx context.Context, k *operatorv1alpha1.Karmada) (*target, error) {
 	h := k.Spec.HostCluster
 	if h == nil || h.SecretRef == nil {
 		return a.local(), nil
 	}
-	ref := secretRef(k, *h.SecretRef)
+	ref, err := secretRef(k, *h.SecretRef)
+	if err != nil {
+		return nil, err
+	}
 	secret, err := a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading host cluster Secret %s/%s: %w", ref.Namespace, ref.Name, err)

@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 
@@ -45,6 +46,14 @@ func Validate(k *operatorv1alpha1.Karmada) []string {
 			if err := checkURL(p.ProxyURL); err != nil {
 				add("spec.crdTarball.httpSource.proxy.proxyURL", "%v", err)
 			}
+		}
+	}
+
+	refs := secretRefs(k)
+	for _, field := range slices.Sorted(maps.Keys(refs)) {
+		if ref := refs[field]; ref.Namespace != "" && ref.Namespace != k.Namespace {
+			add(field+".namespace", "must be empty or %q, the Karmada's own namespace, not %q: Secrets of other namespaces are never read",
+				k.Namespace, ref.Namespace)
 		}
 	}
 
@@ -109,6 +118,21 @@ func Validate(k *operatorv1alpha1.Karmada) []string {
 		}
 	}
 	return problems
+}
+
+// secretRefs are the Secret references of k's spec, by field.
+func secretRefs(k *operatorv1alpha1.Karmada) map[string]operatorv1alpha1.LocalSecretReference {
+	refs := map[string]operatorv1alpha1.LocalSecretReference{}
+	if h := k.Spec.HostCluster; h != nil && h.SecretRef != nil {
+		refs["spec.hostCluster.secretRef"] = *h.SecretRef
+	}
+	if c := k.Spec.CustomCertificate; c != nil && c.APIServerCACert != nil {
+		refs["spec.customCertificate.apiServerCACert"] = *c.APIServerCACert
+	}
+	if externalEtcd(k) {
+		refs["spec.components.etcd.external.secretRef"] = k.Spec.Components.Etcd.External.SecretRef
+	}
+	return refs
 }
 
 func checkURL(raw string) error {

@@ -70,6 +70,62 @@ install_module() { # install_module BINARY MODULE PACKAGE VERSION [BUILD FLAG...
   GOBIN="$bin" go install "${@:5}" "$3@$4"
 }
 
+# Karmada's components build from its source (vendored, no download): KARMADA_SRC is a
+# directory holding karmada-src-<commit>.tar.xz (default ../shared/karmada, checked against
+# KARMADA_SOURCE_CHECKSUM and unpacked once into bin/) or a Karmada checkout of KARMADA_COMMIT.
+KARMADA_SRC=${KARMADA_SRC:-$root/../shared/karmada}
+karmada_tree=""
+karmada_source() { # sets karmada_tree to the unpacked or checked-out source
+  [ -n "$karmada_tree" ] && return
+  if [ -f "$KARMADA_SRC/go.mod" ]; then
+    karmada_tree=$(cd "$KARMADA_SRC" && pwd)
+    return
+  fi
+  local tarball="$KARMADA_SRC/karmada-src-$KARMADA_COMMIT.tar.xz"
+  local dest="$bin/karmada-src-$KARMADA_COMMIT"
+  if [ ! -f "$dest/.unpacked" ]; then
+    if [ ! -f "$tarball" ]; then
+      echo "ensure.sh: no Karmada source at $KARMADA_SRC (set KARMADA_SRC to ../shared/karmada or a Karmada checkout of $KARMADA_COMMIT)" >&2
+      exit 2
+    fi
+    echo "$KARMADA_SOURCE_CHECKSUM  $tarball" | sha256sum --check --status ||
+      { echo "ensure.sh: $tarball does not match KARMADA_SOURCE_CHECKSUM" >&2; exit 2; }
+    rm -rf "$dest" && mkdir -p "$dest"
+    tar -xJf "$tarball" -C "$dest"
+    touch "$dest/.unpacked"
+  fi
+  karmada_tree="$dest/karmada"
+}
+
+# The Karmada components and their main packages.
+declare -A karmada_packages=(
+  [karmada-controller-manager]=./cmd/controller-manager [karmada-scheduler]=./cmd/scheduler
+  [karmada-webhook]=./cmd/webhook [karmada-aggregated-apiserver]=./cmd/aggregated-apiserver
+  [karmada-agent]=./cmd/agent [karmada-search]=./cmd/karmada-search
+  [karmada-descheduler]=./cmd/descheduler [karmada-metrics-adapter]=./cmd/metrics-adapter
+)
+KARMADA_STAMP="-X github.com/karmada-io/karmada/pkg/version.gitVersion=$KARMADA_VERSION -X github.com/karmada-io/karmada/pkg/version.gitCommit=$KARMADA_COMMIT"
+
+build_karmada() { # build_karmada BINARY...: one go build for all that lack the pinned stamp
+  local missing=() name
+  for name in "$@"; do
+    [ -x "$bin/$name" ] && go version -m "$bin/$name" 2>/dev/null | grep -q -- "gitCommit=$KARMADA_COMMIT" && continue
+    missing+=("$name")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  karmada_source
+  echo "building ${missing[*]} (Karmada $KARMADA_COMMIT)"
+  local out; out=$(mktemp -d)
+  local pkgs=(); for name in "${missing[@]}"; do pkgs+=("${karmada_packages[$name]}"); done
+  (cd "$karmada_tree" && GOFLAGS=-mod=vendor go build -ldflags "$KARMADA_STAMP" -o "$out/" "${pkgs[@]}")
+  for name in "${missing[@]}"; do
+    local pkg=${karmada_packages[$name]}
+    mv "$out/${pkg##*/}" "$bin/$name"
+  done
+  rmdir "$out"
+}
+
+karmada_wanted=()
 for tool in "$@"; do
   case "$tool" in
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) build_kubernetes "$tool" ;;
@@ -90,6 +146,10 @@ for tool in "$@"; do
     workflowcheck) install_module workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" ;;
     ko) install_module ko github.com/google/ko github.com/google/ko "$KO_VERSION" ;;
     crane) install_module crane github.com/google/go-containerregistry github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION" ;;
+    karmada-*)
+      [ -n "${karmada_packages[$tool]:-}" ] || { echo "ensure.sh: unknown tool $tool" >&2; exit 2; }
+      karmada_wanted+=("$tool") ;;
     *) echo "ensure.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done
+[ ${#karmada_wanted[@]} -eq 0 ] || build_karmada "${karmada_wanted[@]}"

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -139,6 +140,15 @@ type Options struct {
 	// ProvisioningSelector limits provisioning to the Karmada objects it matches (a label
 	// selector; empty: all), so that karmada-operator keeps the others (starter).
 	ProvisioningSelector string
+	// CRDTarballURL is the CRD tarball installed into new control planes whose Karmada names
+	// none, "{{.Version}}" standing for their Karmada version; empty: Karmada's release, as
+	// karmada-operator downloads it. An offline installation points it at a mirror (worker).
+	CRDTarballURL string
+	// CRDTarballCAFile is a PEM bundle that alone verifies CRDTarballURL's server (worker).
+	CRDTarballCAFile string
+	// CRDTarballTokenSecret ("<namespace>/<name>") is a Secret of the host cluster whose key
+	// token is sent to CRDTarballURL as a bearer token (worker).
+	CRDTarballTokenSecret string
 
 	// Capability flags go here, with their defaults in Default, their flags in AddFlags and
 	// their checks in Validate.
@@ -256,6 +266,9 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.StringVar(&o.SearchEtcdCAFile, "search-etcd-cafile", o.SearchEtcdCAFile, "CA bundle verifying the etcd servers")
 		fs.StringVar(&o.SearchEtcdCert, "search-etcd-certfile", o.SearchEtcdCert, "client certificate for etcd")
 		fs.StringVar(&o.SearchEtcdKey, "search-etcd-keyfile", o.SearchEtcdKey, "private key of --search-etcd-certfile")
+		fs.StringVar(&o.CRDTarballURL, "crd-tarball-url", o.CRDTarballURL, "CRD tarball of new Karmada control planes whose Karmada names none, {{.Version}} standing for their Karmada version (empty: https://github.com/karmada-io/karmada/releases/download/{{.Version}}/crds.tar.gz, as karmada-operator)")
+		fs.StringVar(&o.CRDTarballCAFile, "crd-tarball-ca-file", o.CRDTarballCAFile, "CA bundle that verifies the server of --crd-tarball-url (empty: the system's roots)")
+		fs.StringVar(&o.CRDTarballTokenSecret, "crd-tarball-token-secret", o.CRDTarballTokenSecret, "<namespace>/<name> of a Secret of the host cluster whose key token is sent to --crd-tarball-url as a bearer token")
 		fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on the task queue, across all workers (0: unlimited)")
 	case Starter:
 		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
@@ -460,6 +473,14 @@ func (o *Options) Validate() error {
 			errs = append(errs, errors.New("--provisioning-selector needs --enable-provisioning"))
 		}
 	}
+	if err := validateCRDTarballURL(o.CRDTarballURL); err != nil {
+		errs = append(errs, fmt.Errorf("--crd-tarball-url: %w", err))
+	}
+	if o.CRDTarballTokenSecret != "" {
+		if namespace, name, _ := strings.Cut(o.CRDTarballTokenSecret, "/"); namespace == "" || name == "" || strings.Contains(name, "/") {
+			errs = append(errs, fmt.Errorf("--crd-tarball-token-secret must be <namespace>/<name>, got %q", o.CRDTarballTokenSecret))
+		}
+	}
 	if o.EnsurePeriod <= 0 {
 		errs = append(errs, fmt.Errorf("--ensure-period must be positive, got %v", o.EnsurePeriod))
 	}
@@ -475,6 +496,22 @@ func (o *Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateCRDTarballURL checks that u, with a version in place of {{.Version}} (the
+// placeholder of provisioning.CRDTarballVersion), is an http or https URL.
+func validateCRDTarballURL(u string) error {
+	if u == "" {
+		return nil
+	}
+	parsed, err := url.Parse(strings.ReplaceAll(u, "{{.Version}}", "v0.0.0"))
+	if err != nil {
+		return err
+	}
+	if (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+		return fmt.Errorf("%q is not an http or https URL", u)
+	}
+	return nil
 }
 
 func validateHostPort(address string) error {

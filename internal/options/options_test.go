@@ -61,12 +61,27 @@ func TestValidation(t *testing.T) {
 		"one workflow task":    {"--max-concurrent-workflow-tasks=1"},
 		"proxy cert, no key":   {"--enable-proxy", "--proxy-tls-cert-file=a.crt"},
 		"proxy bad address":    {"--enable-proxy", "--proxy-bind-address=10443"},
+		"CRD tarball not http": {"--crd-tarball-url=ftp://mirror/{{.Version}}/crds.tar.gz"},
+		"CRD tarball no host":  {"--crd-tarball-url=/{{.Version}}/crds.tar.gz"},
+		"token Secret no ns":   {"--crd-tarball-token-secret=token"},
+		"token Secret 3 parts": {"--crd-tarball-token-secret=a/b/c"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(Worker, args, env(nil))
 			assert.Error(t, err)
 		})
 	}
+}
+
+func TestCRDTarballFlags(t *testing.T) {
+	o, err := Parse(Worker, []string{"--crd-tarball-url=https://mirror.local/karmada/{{.Version}}/crds.tar.gz", "--crd-tarball-ca-file=/ca.crt"},
+		env(map[string]string{"KARMADAFLOW_CRD_TARBALL_TOKEN_SECRET": "karmadaflow-system/mirror-token"}))
+	require.NoError(t, err)
+	assert.Equal(t, "https://mirror.local/karmada/{{.Version}}/crds.tar.gz", o.CRDTarballURL)
+	assert.Equal(t, "/ca.crt", o.CRDTarballCAFile)
+	assert.Equal(t, "karmadaflow-system/mirror-token", o.CRDTarballTokenSecret)
+	_, err = Parse(Starter, []string{"--crd-tarball-url=https://mirror.local/crds.tar.gz"}, env(nil))
+	assert.Error(t, err, "the worker downloads CRDs, not the starter")
 }
 
 func TestStarterValidation(t *testing.T) {

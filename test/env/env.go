@@ -26,6 +26,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/karmadaflow/karmadaflow/test/env/podrunner"
 )
 
 // MaxMembers is the largest number of member clusters Start accepts.
@@ -63,6 +65,10 @@ type Options struct {
 	TemporalUIPort int
 	// TemporalDBFile makes the dev server persist into this SQLite file; empty means in memory.
 	TemporalDBFile string
+	// PlayPods runs the pods karmadaflow provisions into the host cluster (label
+	// app.kubernetes.io/managed-by=karmadaflow) for real, with the binaries of BinDir,
+	// instead of letting KWOK fake them: see package podrunner.
+	PlayPods bool
 	// Logf receives progress and per-phase durations; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -74,10 +80,15 @@ type Env struct {
 	Host         *Cluster
 	ControlPlane *Cluster
 	Members      []*Cluster
+	// CRDTarballURL serves Karmada's CRD tarball on loopback, for the worker's
+	// --crd-tarball-url ({{.Version}} is left for the worker to fill in).
+	CRDTarballURL string
 
 	opts    Options
 	etcdURL string
-	echo    *echoServer // where KWOK forwards pod ports
+	echo    *echoServer       // where KWOK forwards pod ports
+	pods    *podrunner.Runner // with PlayPods: plays the host's provisioned pods
+	crds    *crdTarballServer // serves CRDTarballURL
 
 	ports portPool
 	guard *ConnectionGuard
@@ -190,6 +201,11 @@ func (e *Env) start(ctx context.Context) error {
 	if e.echo, err = startEchoServer(); err != nil {
 		return err
 	}
+	if e.crds, err = startCRDTarballServer(e.logf); err != nil {
+		return err
+	}
+	e.CRDTarballURL = e.crds.url
+	e.logf("env: CRD tarball at %s", e.crds.describe())
 
 	// Node addresses are where API servers reach KWOK's kubelet endpoint and where NodePort
 	// Services are served: a loopback address of its own per cluster. Pod CIDRs are data only.
@@ -236,6 +252,12 @@ func (e *Env) start(ctx context.Context) error {
 			return err
 		}
 		if c.NodeName != "" {
+			stages := stages
+			if c == e.Host && e.opts.PlayPods {
+				if stages, err = excludePlayedPods(stages); err != nil {
+					return err
+				}
+			}
 			if err := c.writeKWOKConfig(stages, e.echo.address()); err != nil {
 				return fmt.Errorf("KWOK configuration of cluster %s: %w", c.Name, err)
 			}
@@ -271,7 +293,10 @@ func (e *Env) start(ctx context.Context) error {
 		case <-gctx.Done():
 			return gctx.Err()
 		}
-		return e.startClusters(gctx)
+		if err := e.startClusters(gctx); err != nil {
+			return err
+		}
+		return e.startPodRunner(gctx)
 	})
 	return g.Wait()
 }
@@ -600,7 +625,12 @@ func (e *Env) Stop() error {
 		e.mu.Lock()
 		e.stopping = true
 		procs := append([]*process(nil), e.procs...)
+		pods := e.pods
 		e.mu.Unlock()
+		// Played pods end first: their processes talk to the API servers and etcd.
+		if pods != nil {
+			pods.Stop()
+		}
 		var errs []error
 		var errMu sync.Mutex
 		for tier := range tierCount {
@@ -622,6 +652,9 @@ func (e *Env) Stop() error {
 		e.ports.releaseAll()
 		if e.echo != nil {
 			_ = e.echo.close()
+		}
+		if e.crds != nil {
+			_ = e.crds.close()
 		}
 		e.guard.Close()
 		if e.Dir != "" && !e.opts.Keep {
@@ -655,11 +688,13 @@ type Summary struct {
 	ControlPlane string           `json:"controlPlane"`
 	Members      []string         `json:"members"`
 	Clusters     []ClusterSummary `json:"clusters"`
+	// CRDTarballURL is Env.CRDTarballURL, for the worker's --crd-tarball-url.
+	CRDTarballURL string `json:"crdTarballURL"`
 }
 
 // Summary describes the environment for scripts.
 func (e *Env) Summary() Summary {
-	s := Summary{Dir: e.Dir, Temporal: e.Temporal, Host: e.Host.Name, ControlPlane: e.ControlPlane.Name}
+	s := Summary{Dir: e.Dir, Temporal: e.Temporal, Host: e.Host.Name, ControlPlane: e.ControlPlane.Name, CRDTarballURL: e.CRDTarballURL}
 	for _, m := range e.Members {
 		s.Members = append(s.Members, m.Name)
 	}

@@ -19,6 +19,9 @@ import (
 //   - exec: commands run on this machine by KWOK, in a working directory of the cluster's own
 //     (kubectl cp too, in and out);
 //   - port-forward: every pod port reaches the environment's TCP echo server on 127.0.0.1.
+//
+// With Options.PlayPods, the host's pods that karmadaflow provisions are left to the pod
+// runner instead, which runs them for real (see playpods.go).
 
 // PodLogLines is how many lines the log of every container holds when the environment starts.
 const PodLogLines = 3

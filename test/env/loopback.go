@@ -266,7 +266,9 @@ func (e *Env) OutsideConnections() []string {
 	if e.guard != nil {
 		out = e.guard.Outside()
 	}
-	return append(out, OutsideAddressesInLogs(filepath.Join(e.Dir, "logs"))...)
+	out = append(out, OutsideAddressesInLogs(filepath.Join(e.Dir, "logs"))...)
+	// The logs of the pods PlayPods runs.
+	return append(out, OutsideAddressesInLogs(filepath.Join(e.PodsDir(), "logs"))...)
 }
 
 // CheckLoopbackOnly is OutsideConnections as an error, for a TestMain to return after its

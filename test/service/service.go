@@ -142,6 +142,10 @@ func (s *Service) args(instance string) []string {
 	)
 	switch componentOf(instance) {
 	case "worker":
+		// Karmada's CRDs from the environment's loopback server, never from github.com.
+		if s.env.CRDTarballURL != "" {
+			args = append(args, "--crd-tarball-url", s.env.CRDTarballURL)
+		}
 		if s.opts.UnhealthyGrace > 0 {
 			args = append(args, "--cluster-unhealthy-grace", s.opts.UnhealthyGrace.String())
 		}

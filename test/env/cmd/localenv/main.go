@@ -1,9 +1,9 @@
 // Command localenv starts the local multi-cluster environment (see package env), prints where
 // everything is, writes <dir>/env.json for scripts and stays up until interrupted. It also
 // writes the files of a global resource proxy on -proxy-address (proxy.crt, proxy.key,
-// proxy-ca.crt and proxy.kubeconfig, for a worker started with --enable-proxy) and plays the
-// API server pod of every NodePort Karmada instance installed into the host cluster
-// (package apiserverpod), so that provisioning completes as in a real cluster.
+// proxy-ca.crt and proxy.kubeconfig, for a worker started with --enable-proxy) and, with
+// -play-pods (the default), runs every pod of the Karmada instances provisioned into the host
+// cluster from its manifest (package env/podrunner), so that an instance is a working Karmada.
 //
 //	go run ./test/env/cmd/localenv -members 2 -dir .localenv
 package main
@@ -19,14 +19,10 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/karmadaflow/karmadaflow/test/apiserverpod"
 	"github.com/karmadaflow/karmadaflow/test/env"
 )
 
-var (
-	proxyAddress string
-	playPods     bool
-)
+var proxyAddress string
 
 // summary is env.json: the environment, and the proxy files if made.
 type summary struct {
@@ -46,7 +42,7 @@ func main() {
 	flag.IntVar(&opts.TemporalUIPort, "temporal-ui-port", 8233, "Temporal Web UI port (0: a free port)")
 	flag.StringVar(&opts.TemporalDBFile, "temporal-db", "", "SQLite file for the dev server (default: in memory)")
 	flag.StringVar(&proxyAddress, "proxy-address", "127.0.0.1:10443", "loopback address the proxy files are made for (empty: none)")
-	flag.BoolVar(&playPods, "play-apiserver-pods", true, "run the API server of every NodePort Karmada instance in the host cluster")
+	flag.BoolVar(&opts.PlayPods, "play-pods", true, "run the pods of the Karmada instances provisioned into the host cluster, with Karmada's own components from bin/")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	opts.Logf = log.Printf
@@ -78,11 +74,6 @@ func run(opts env.Options) error {
 			return err
 		}
 		out.Proxy = &files
-	}
-	if playPods {
-		played := make(chan struct{})
-		go func() { apiserverpod.Play(ctx, e, log.Printf); close(played) }()
-		defer func() { <-played }() // its API servers stop before the environment does
 	}
 	summaryPath := filepath.Join(e.Dir, "env.json")
 	data, err := json.MarshalIndent(out, "", "  ")
