@@ -540,10 +540,12 @@ func ComponentObjects(k *operatorv1alpha1.Karmada, c Component, certHash string)
 	case Search.Name:
 		defaults = extensionServerFlags(KeySearchCert, KeySearchKey)
 		maps.Copy(defaults, etcdClientFlags(k))
-		// Not /readyz: karmada-search is ready once it has read its ResourceRegistries, which it
-		// serves itself through the API server, and the API server reaches it only through a
-		// Service that routes to Ready pods. /livez says the server serves.
-		probe = readinessProbe("/livez", extensionServerPort, corev1.URISchemeHTTPS)
+		// Ready once it listens. Not /readyz, nor /livez (which runs the same post-start
+		// hooks): karmada-search reports healthy only once it has read its ResourceRegistries,
+		// which it serves itself, through the API server, which reaches it only through a
+		// Service that routes to Ready pods. Upstream's manifest has no readiness probe.
+		probe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(extensionServerPort)}},
+			PeriodSeconds: 5, TimeoutSeconds: 5}
 		svc = service(k, c, names.Of(c.Suffix), extensionServerPort, extensionServerPort, "https")
 	case MetricsAdapter.Name:
 		defaults = extensionServerFlags(KeyMetricsAdapterCert, KeyMetricsAdapterKey)

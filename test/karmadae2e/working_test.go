@@ -82,16 +82,22 @@ func TestWorkingKarmada(t *testing.T) {
 	}
 	for _, in := range instances {
 		t.Run(in.name, func(t *testing.T) {
+			step := timer(t)
 			checkEveryComponentReady(t, in)
 			cp := controlPlane(t, in)
 			checkCRDs(t, cp)
+			step("components and CRDs checked")
 			joinMember(t, cp, "member1")
+			step("member1 joined and Ready")
 			propagate(t, cp, in)
+			step("Deployment propagated")
 			checkClusterProxy(t, cp, in)
 			if in.search {
 				checkSearchProxy(t, cp, in)
 			}
+			step("proxies answered")
 			checkDeletion(t, in)
+			step("deleted")
 		})
 	}
 }
@@ -300,10 +306,17 @@ func propagate(t *testing.T, cp *rest.Config, in instance) {
 		return false, nil
 	}), "ResourceBinding %s/%s-deployment scheduled to member1 by karmada-scheduler", ns, name)
 	member := memberCluster(t, "member1")
+	var propagated *appsv1.Deployment
 	require.NoError(t, poll(2*time.Minute, func() (bool, error) {
-		_, err := member.Client().AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		propagated, err = member.Client().AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		return err == nil, nil
 	}), "Deployment %s/%s in member1", ns, name)
+	// Karmada's execution controller wrote it, from the Work in the member's execution
+	// namespace.
+	assert.Equal(t, "true", propagated.Labels["karmada.io/managed"], "labels %v", propagated.Labels)
+	assert.Equal(t, "karmada-es-member1", propagated.Annotations["work.karmada.io/namespace"], "annotations %v", propagated.Annotations)
+	t.Logf("%s/%s propagated into member1 by Work %s/%s", ns, name,
+		propagated.Annotations["work.karmada.io/namespace"], propagated.Annotations["work.karmada.io/name"])
 }
 
 // checkClusterProxy reads the member through the aggregated API server's clusters/proxy.
@@ -412,6 +425,15 @@ func containerStates(p *corev1.Pod) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// timer logs, at each call, what was done and how long it took since the last call.
+func timer(t *testing.T) func(what string) {
+	last := time.Now()
+	return func(what string) {
+		t.Logf("%s in %.1fs", what, time.Since(last).Seconds())
+		last = time.Now()
+	}
 }
 
 // poll calls check every second until it returns true, an error, or timeout passes.
