@@ -23,7 +23,6 @@ PROMETHEUS_VERSION     := v0.316.0
 # run beside karmadaflow and inside the control planes it provisions. The source tarball is
 # found through KARMADA_SRC (default ../shared/karmada) and checked against its checksum; a
 # Karmada checkout of the same commit may be named instead.
-KARMADA_COMMIT         := f8fdd02
-KARMADA_VERSION        := v1.19.0-rc.0
-KARMADA_SOURCE_CHECKSUM    := b9f12012f217cc7311eec9249021e73d91f1288f2f50e0c1a0ad0f4070c22335
-KARMADA_CRDS_CHECKSUM   := 57ba47c757ba1a6cc3458450d61c04ead15fdbf39470a7a0dc0097c8694e7d0c
+KARMADA_COMMIT          := f8fdd02
+KARMADA_VERSION         := v1.19.0-rc.0
+KARMADA_SOURCE_CHECKSUM := b9f12012f217cc7311eec9249021e73d91f1288f2f50e0c1a0ad0f4070c22335

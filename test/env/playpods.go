@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -23,6 +26,9 @@ func (e *Env) startPodRunner(ctx context.Context) error {
 		return nil
 	}
 	begin := time.Now()
+	if err := raiseInotifyInstances(minInotifyInstances); err != nil {
+		return err
+	}
 	runner, err := podrunner.Start(ctx, podrunner.Options{
 		Client:   e.Host.Client(),
 		NodeName: e.Host.NodeName,
@@ -38,6 +44,31 @@ func (e *Env) startPodRunner(ctx context.Context) error {
 	e.pods = runner
 	e.mu.Unlock()
 	e.phase("pod runner started", begin)
+	return nil
+}
+
+// minInotifyInstances is how many inotify instances one user may hold while pods are played.
+// Every Karmada component watches its certificate and kubeconfig files, several instances
+// each, and ten instances exceed the kernel's default of 128: karmada-webhook then exits with
+// "couldn't initialize inotify: too many open files". A node of a real cluster has the same
+// limit per user, but its pods run as several users; kind raises it likewise.
+const minInotifyInstances = 1024
+
+const inotifyInstancesFile = "/proc/sys/fs/inotify/max_user_instances"
+
+// raiseInotifyInstances makes fs.inotify.max_user_instances at least n (never lowers it).
+func raiseInotifyInstances(n int) error {
+	data, err := os.ReadFile(inotifyInstancesFile)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", inotifyInstancesFile, err)
+	}
+	current, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || current >= n {
+		return err
+	}
+	if err := os.WriteFile(inotifyInstancesFile, []byte(strconv.Itoa(n)), 0o644); err != nil {
+		return fmt.Errorf("raising fs.inotify.max_user_instances from %d to %d for the played pods: %w", current, n, err)
+	}
 	return nil
 }
 

@@ -164,6 +164,7 @@ func (b *provisioningBench) section(ctx context.Context, r *bench.Report, cfg co
 	timeline(r, results, wall)
 	if err != nil {
 		r.Printf("\n**Not all instances became Ready**: %v\n", err)
+		b.diagnose(ctx, r, ns, results)
 	}
 	if n == 1 && len(results) == 1 && results[0].ready != 0 {
 		b.stepDurations(ctx, r, ns, results[0].name)

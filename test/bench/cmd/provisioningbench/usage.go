@@ -31,11 +31,12 @@ func (x *use) add(o *use) {
 // usage is what the played components of the Ready instances of a measurement used.
 type usage struct {
 	instances map[string]map[string]*use // instance -> component (app.kubernetes.io/name) -> use
-	window    time.Duration
-	idleCPU   time.Duration // every played process of the machine, over the window
-	busy      float64       // the machine's busy fraction over the window
-	all       memory        // every played process of the machine, at the end of the window
-	used      int64         // MemTotal - MemAvailable at the end of the window
+	planned   time.Duration              // the window asked for, for the figures' names
+	window    time.Duration              // as it was
+	idleCPU   time.Duration              // every played process of the machine, over the window
+	busy      float64                    // the machine's busy fraction over the window
+	all       memory                     // every played process of the machine, at the end of the window
+	used      int64                      // MemTotal - MemAvailable at the end of the window
 }
 
 // usage waits window with every instance of ns Ready, then attributes to each component of
@@ -60,7 +61,7 @@ func (b *provisioningBench) usage(ctx context.Context, ns string, results []*res
 	}
 	b.procs.scan()
 	machineAfter, _ := bench.ReadMachineCPU()
-	u := &usage{instances: map[string]map[string]*use{}, window: time.Since(start), idleCPU: b.totalCPU() - allBefore,
+	u := &usage{instances: map[string]map[string]*use{}, planned: window, window: time.Since(start), idleCPU: b.totalCPU() - allBefore,
 		busy: bench.Utilization(machineBefore, machineAfter)}
 	live := b.procs.livePIDs(ns)
 	for _, res := range results {
@@ -147,12 +148,12 @@ func (u *usage) report(r *bench.Report) {
 	if len(totals) > 0 {
 		mean := u.mean(totals)
 		r.Headline("CPU create → Ready, all components of an instance (mean)", bench.FormatDuration(mean.readyCPU))
-		r.Headline(fmt.Sprintf("CPU over %s idle, all components of an instance (mean)", bench.FormatDuration(u.window)), u.idle(mean.idleCPU))
+		r.Headline(fmt.Sprintf("CPU over %s idle, all components of an instance (mean, %% of a core)", bench.FormatDuration(u.planned)), u.idle(mean.idleCPU))
 		r.Headline("RSS of an instance's components (mean)", bench.FormatBytes(mean.mem.rss))
 	}
 	r.Headline("RSS of every played process (machine)", bench.FormatBytes(u.all.rss))
 	r.Headline("PSS of every played process (machine)", bench.FormatBytes(u.all.pss))
-	r.Headline(fmt.Sprintf("CPU of every played process over %s idle", bench.FormatDuration(u.window)), u.idle(u.idleCPU))
+	r.Headline(fmt.Sprintf("CPU of every played process over %s idle (%% of a core)", bench.FormatDuration(u.planned)), u.idle(u.idleCPU))
 	r.Headline("machine memory in use (MemTotal − MemAvailable)", bench.FormatBytes(u.used))
 }
 
