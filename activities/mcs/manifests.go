@@ -21,7 +21,10 @@ import (
 )
 
 // serviceManifest is the Service as members receive it: same name and namespace, the spec
-// without cluster-allocated fields, and only the exposed ports.
+// without cluster-allocated fields, and only the exposed ports. As Karmada's own propagation
+// does, a headless Service stays headless (clusterIP None: StatefulSets across clusters
+// resolve their pods by name) and the IP families and their policy are kept (clearing them
+// would make a dual-stack Service single-stack); cluster IPs and node ports are the member's.
 func serviceManifest(svc *corev1.Service, filters []PortFilter) (map[string]any, error) {
 	out := corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
@@ -32,7 +35,9 @@ func serviceManifest(svc *corev1.Service, filters []PortFilter) (map[string]any,
 		Spec: *svc.Spec.DeepCopy(),
 	}
 	out.Spec.ClusterIP, out.Spec.ClusterIPs, out.Spec.HealthCheckNodePort = "", nil, 0
-	out.Spec.IPFamilies, out.Spec.IPFamilyPolicy = nil, nil
+	if svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		out.Spec.ClusterIP, out.Spec.ClusterIPs = corev1.ClusterIPNone, []string{corev1.ClusterIPNone}
+	}
 	out.Spec.Ports = filterPorts(out.Spec.Ports, filters)
 	for i := range out.Spec.Ports {
 		out.Spec.Ports[i].NodePort = 0

@@ -83,6 +83,25 @@ func TestServiceManifestDropsClusterFieldsAndFiltersPorts(t *testing.T) {
 	assert.Equal(t, "http", ports[0].(map[string]any)["name"])
 }
 
+// A headless Service stays headless and a dual-stack one dual-stack, as Karmada propagates them.
+func TestServiceManifestKeepsHeadlessAndIPFamilies(t *testing.T) {
+	dual := corev1.IPFamilyPolicyRequireDualStack
+	headless := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+			IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}, IPFamilyPolicy: &dual,
+			Ports: []corev1.ServicePort{{Name: "sql", Port: 5432}}}}
+	m, err := serviceManifest(headless, nil)
+	require.NoError(t, err)
+	clusterIP, _, _ := unstructured.NestedString(m, "spec", "clusterIP")
+	assert.Equal(t, corev1.ClusterIPNone, clusterIP)
+	clusterIPs, _, _ := unstructured.NestedStringSlice(m, "spec", "clusterIPs")
+	assert.Equal(t, []string{corev1.ClusterIPNone}, clusterIPs)
+	families, _, _ := unstructured.NestedStringSlice(m, "spec", "ipFamilies")
+	assert.Equal(t, []string{"IPv4", "IPv6"}, families)
+	policy, _, _ := unstructured.NestedString(m, "spec", "ipFamilyPolicy")
+	assert.Equal(t, string(dual), policy)
+}
+
 func TestDispatchedSliceIsRenamedAndLabelled(t *testing.T) {
 	http, metrics := "http", "metrics"
 	source := &discoveryv1.EndpointSlice{

@@ -20,6 +20,17 @@ import (
 	wf "github.com/karmadaflow/karmadaflow/workflows/provisioning"
 )
 
+// waitValidationError waits for Ready=False/ValidationError on observed generation of the
+// Karmada ns/name, checks that the message names field, and returns the condition.
+func waitValidationError(t *testing.T, ns, name, field string) *metav1.Condition {
+	t.Helper()
+	k := waitReady(t, ns, name, metav1.ConditionFalse, operatorv1alpha1.ReasonValidationError, time.Minute)
+	cond := meta.FindStatusCondition(k.Status.Conditions, operatorv1alpha1.ConditionReady)
+	assert.True(t, strings.HasPrefix(cond.Message, field+": "), "%s: %q does not name %s", name, cond.Message, field)
+	assert.Equal(t, k.Generation, k.Status.ObservedGeneration)
+	return cond
+}
+
 // TestValidationErrors: every validation rule of the spec yields Ready=False/ValidationError
 // naming the field, a Warning event, and no retry until the spec changes.
 func TestValidationErrors(t *testing.T) {
@@ -68,10 +79,7 @@ func TestValidationErrors(t *testing.T) {
 		createKarmada(t, &operatorv1alpha1.Karmada{ObjectMeta: metav1.ObjectMeta{Name: c.name, Namespace: ns}, Spec: c.spec})
 	}
 	for _, c := range cases {
-		k := waitReady(t, ns, c.name, metav1.ConditionFalse, operatorv1alpha1.ReasonValidationError, time.Minute)
-		cond := meta.FindStatusCondition(k.Status.Conditions, operatorv1alpha1.ConditionReady)
-		assert.True(t, strings.HasPrefix(cond.Message, c.field+": "), "%s: %q does not name %s", c.name, cond.Message, c.field)
-		assert.Equal(t, k.Generation, k.Status.ObservedGeneration)
+		cond := waitValidationError(t, ns, c.name, c.field)
 		eventually(t, 30*time.Second, func() error {
 			events, err := testEnv.Host.Client().CoreV1().Events(ns).List(ctx, metav1.ListOptions{
 				FieldSelector: "involvedObject.name=" + c.name + ",reason=" + operatorv1alpha1.ReasonValidationError})
