@@ -33,10 +33,8 @@ import (
 
 // Resources of Karmada's API read and written through the new control planes.
 var (
-	clustersGVR          = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
 	propagationPolicies  = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "propagationpolicies"}
 	resourceBindings     = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}
-	resourceRegistries   = schema.GroupVersionResource{Group: "search.karmada.io", Version: "v1alpha1", Resource: "resourceregistries"}
 	deploymentsGVR       = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	crdsGVR              = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	propagationPolicyCRD = "propagationpolicies.policy.karmada.io"
@@ -219,8 +217,8 @@ func checkCRDs(t *testing.T, cp *rest.Config) {
 func joinMember(t *testing.T, cp *rest.Config, member string) {
 	ctx := context.Background()
 	m := memberCluster(t, member)
-	kube := kubernetes.NewForConfigOrDie(cp)
-	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-cluster"}}, metav1.CreateOptions{})
+	controlPlane := kubernetes.NewForConfigOrDie(cp)
+	_, err := controlPlane.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-cluster"}}, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
@@ -230,7 +228,7 @@ func joinMember(t *testing.T, cp *rest.Config, member string) {
 		require.NoError(t, err)
 	}
 	for _, name := range []string{member, member + "-impersonator"} {
-		_, err := kube.CoreV1().Secrets("karmada-cluster").Create(ctx, &corev1.Secret{
+		_, err := controlPlane.CoreV1().Secrets("karmada-cluster").Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "karmada-cluster"},
 			Data:       map[string][]byte{"caBundle": caBundle, "token": []byte(m.RESTConfig.BearerToken)},
 		}, metav1.CreateOptions{})
@@ -247,10 +245,10 @@ func joinMember(t *testing.T, cp *rest.Config, member string) {
 		},
 	}}
 	client := dynamic.NewForConfigOrDie(cp)
-	_, err = client.Resource(clustersGVR).Create(ctx, cluster, metav1.CreateOptions{})
+	_, err = client.Resource(kube.Clusters).Create(ctx, cluster, metav1.CreateOptions{})
 	require.NoError(t, err, "create Cluster through karmada-aggregated-apiserver")
 	require.NoError(t, poll(3*time.Minute, func() (bool, error) {
-		got, err := client.Resource(clustersGVR).Get(ctx, member, metav1.GetOptions{})
+		got, err := client.Resource(kube.Clusters).Get(ctx, member, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -340,7 +338,7 @@ func checkSearchProxy(t *testing.T, cp *rest.Config, in instance) {
 			"resourceSelectors": []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}},
 		},
 	}}
-	_, err := dynamic.NewForConfigOrDie(cp).Resource(resourceRegistries).Create(ctx, registry, metav1.CreateOptions{})
+	_, err := dynamic.NewForConfigOrDie(cp).Resource(kube.ResourceRegistries).Create(ctx, registry, metav1.CreateOptions{})
 	require.NoError(t, err)
 	kube := kubernetes.NewForConfigOrDie(cp)
 	path := "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/apis/apps/v1/namespaces/demo-" + in.name + "/deployments"
