@@ -17,8 +17,8 @@ ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl 
 KARMADA_SRC ?= $(abspath $(CURDIR)/../shared/karmada)
 export KARMADA_SRC
 # Unit and replay tests need no environment; every other package under test/ does.
-GO_PACKAGES = $(shell go list ./... | grep -v '/test/') ./test/replay
-E2E_PACKAGES = $(shell go list ./test/... | grep -v -e '/test/replay$$' -e '/test/images$$')
+GO_PACKAGES = $(shell go list ./... | grep -v '/test/') ./test/replay ./test/docs
+E2E_PACKAGES = $(shell go list ./test/... | grep -v -e '/test/replay$$' -e '/test/images$$' -e '/test/docs$$')
 # The set a replay recording adds beside the older ones: the date and the commit.
 RECORD_SET := $(shell date -u +%Y%m%d)-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # What `--version` prints and the images' tag, stamped into the binaries.
@@ -94,6 +94,15 @@ e2e-temporal-server: tools ## End-to-end subset against the Temporal server on P
 	KARMADAFLOW_TEST_TEMPORAL=postgres go test -count=1 -timeout 20m -run '$(SERVER_E2E_RUN)' ./test/e2e/
 	KARMADAFLOW_TEST_TEMPORAL=postgres go test -count=1 -timeout 15m -run '^TestNodePortInstall$$' ./test/provisioninge2e/
 
+# The MultiClusterService cases again, beside Karmada's own components (karmada-controller-manager,
+# -scheduler, -webhook and -aggregated-apiserver, built from KARMADA_SRC), with karmadaflow in the
+# chart's besideKarmada mode: Karmada's execution controller applies the Works.
+BESIDE_E2E_RUN := ^(TestMCS.*|TestClusterNameLongerThan48IsRefused)$$
+
+.PHONY: e2e-beside-karmada
+e2e-beside-karmada: tools ## End-to-end MultiClusterService cases beside Karmada's own components.
+	KARMADAFLOW_TEST_MODE=besideKarmada go test -count=1 -timeout 30m -run '$(BESIDE_E2E_RUN)' ./test/e2e/
+
 .PHONY: fuzz
 fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded number of inputs each.
 	for target in FuzzParsePath FuzzDecodeResourceVersion FuzzContinueToken FuzzWithAnnotation; do \
@@ -101,13 +110,14 @@ fuzz: ## Fuzz the proxy's path parser and version decoders for a bounded number 
 	done
 
 .PHONY: test
-test: lint monitoring-check unit images-test fuzz e2e e2e-temporal-server ## Every test: lint, alert rules, unit, replay, images, fuzz, end-to-end (also on the Temporal server).
+test: lint monitoring-check unit images-test fuzz e2e e2e-beside-karmada e2e-temporal-server ## Every test: lint, alert rules, unit, replay, images, fuzz, end-to-end (also beside Karmada, and on the Temporal server).
 
 .PHONY: bench
 bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md).
 	go run ./test/bench/cmd/mcsbench
 	go run ./test/bench/cmd/proxybench
 	go run ./test/bench/cmd/provisioningbench
+	go run ./test/bench/cmd/besidebench
 
 .PHONY: replay-record
 replay-record: tools ## Record a new set of replay histories from the real end-to-end flow (older sets stay).

@@ -34,7 +34,7 @@ func (s *Server) open(ctx context.Context, req *request, cluster, method, path s
 	if err != nil {
 		return nil, &memberError{cluster: cluster, err: err}
 	}
-	rt, err := transport(cfg, req.caller)
+	rt, err := s.transports.forCaller(cfg, req.caller)
 	if err != nil {
 		return nil, &memberError{cluster: cluster, err: err}
 	}

@@ -46,6 +46,7 @@ type Config struct {
 type Server struct {
 	cfg        Config
 	identities *identities
+	transports *transports
 	accessLog  *zap.Logger
 }
 
@@ -57,7 +58,7 @@ func NewServer(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Server{cfg: cfg, identities: newIdentities(cfg.Auth, 10*time.Second), accessLog: cfg.Logger.Named("access")}
+	return &Server{cfg: cfg, identities: newIdentities(cfg.Auth, 10*time.Second), transports: newTransports(), accessLog: cfg.Logger.Named("access")}
 }
 
 // request is one call through the proxy.
@@ -178,14 +179,6 @@ func (s *Server) placements(t Target) []Placement {
 	return out
 }
 
-// transport reaches cfg's server as the caller.
-func transport(cfg *rest.Config, c Caller) (http.RoundTripper, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Impersonate = c.impersonation()
-	cfg.Timeout = 0
-	return rest.TransportFor(cfg)
-}
-
 // toControlPlane passes the request to the Karmada control plane, as the caller.
 func (s *Server) toControlPlane(req *request) {
 	s.pass(req, s.cfg.ControlPlane, "the control plane")
@@ -197,7 +190,7 @@ func (s *Server) pass(req *request, cfg *rest.Config, name string) {
 		s.upgrade(req, cfg, name)
 		return
 	}
-	rt, err := transport(cfg, req.caller)
+	rt, err := s.transports.forCaller(cfg, req.caller)
 	if err != nil {
 		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
 		return

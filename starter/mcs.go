@@ -2,30 +2,23 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"time"
 
-	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/members"
-	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
 )
+
+// The MultiClusterService triggers: events of the control plane and the members turned into
+// signals to the capability's workflows.
 
 // mcsTriggers turns MultiClusterService, Service, Cluster and Work events of the control plane,
 // and EndpointSlice events of every member, into signals to the workflows of the
@@ -271,179 +264,4 @@ func (m *mcsTriggers) mcsStart(namespace, name string, change mcs.Change) trigge
 // being deleted is still in the store, and gets SignalWithStart).
 func (m *mcsTriggers) signal(ctx context.Context, workflowID string, change mcs.Change) error {
 	return trigger.SignalIfRunning(ctx, m.deps.Temporal, workflowID, mcs.SignalChange, change)
-}
-
-// serviceChanged: a Service matters when its spec, labels or annotations change.
-func serviceChanged(oldObj, newObj metav1.Object) bool {
-	o, ok1 := oldObj.(*corev1.Service)
-	n, ok2 := newObj.(*corev1.Service)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return !equality.Semantic.DeepEqual(o.Spec, n.Spec) || !equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
-		!equality.Semantic.DeepEqual(o.Annotations, n.Annotations)
-}
-
-// clusterChanged: a Cluster matters when its spec or its Ready condition changes.
-func clusterChanged(oldObj, newObj metav1.Object) bool {
-	o, ok1 := oldObj.(*unstructured.Unstructured)
-	n, ok2 := newObj.(*unstructured.Unstructured)
-	if !ok1 || !ok2 || o.GetGeneration() != n.GetGeneration() || o.GetDeletionTimestamp() != n.GetDeletionTimestamp() {
-		return true
-	}
-	return readyStatus(o) != readyStatus(n)
-}
-
-func readyStatus(obj *unstructured.Unstructured) string {
-	return conditionValue(obj, "Ready", "status")
-}
-
-// conditionValue is a string field (status, reason) of the object's condition of that type;
-// empty when it has none.
-func conditionValue(obj *unstructured.Unstructured, conditionType, field string) string {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		if cond, _ := c.(map[string]any); cond["type"] == conditionType {
-			value, _ := cond[field].(string)
-			return value
-		}
-	}
-	return ""
-}
-
-// appliedChanged: a dispatched Work matters when its Applied condition changes.
-func appliedChanged(oldObj, newObj metav1.Object) bool {
-	o, ok1 := oldObj.(*unstructured.Unstructured)
-	n, ok2 := newObj.(*unstructured.Unstructured)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return appliedStatus(o) != appliedStatus(n)
-}
-
-func appliedStatus(obj *unstructured.Unstructured) string {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		if cond, _ := c.(map[string]any); cond["type"] == "Applied" {
-			status, _ := cond["status"].(string)
-			gen, _ := cond["observedGeneration"].(int64)
-			return fmt.Sprintf("%s/%d", status, gen)
-		}
-	}
-	return ""
-}
-
-// dispatchedWorkKey maps a dispatched Work to its MultiClusterService's key. A Work that has
-// no Applied condition yet (just created by the workflow itself) tells it nothing.
-func dispatchedWorkKey(obj any) (string, error) {
-	u := unstructuredOf(obj)
-	if u == nil || u.GetLabels()[naming.LabelWorkRole] != naming.RoleDispatched || appliedStatus(u) == "" {
-		return "", nil
-	}
-	l := u.GetLabels()
-	return l[networkingv1alpha1.LabelMCSNamespace] + "/" + l[networkingv1alpha1.LabelMCSName], nil
-}
-
-func unstructuredOf(obj any) *unstructured.Unstructured {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	u, _ := obj.(*unstructured.Unstructured)
-	return u
-}
-
-// memberSlices runs one EndpointSlice watch per member cluster, started and stopped as
-// Clusters join and leave, and restarted when a Cluster's endpoint or credentials change.
-type memberSlices struct {
-	deps     dependencies
-	registry *members.Registry
-	signal   func(ctx context.Context, cluster, key string) error
-
-	mu      sync.Mutex
-	running map[string]*memberWatch
-}
-
-type memberWatch struct {
-	version string // the Cluster's generation and Ready status the watch was started for
-	cancel  context.CancelFunc
-}
-
-// sliceSelector selects the slices that can be collected: those of a Service, not dispatched.
-var sliceSelector = networkingv1alpha1.LabelServiceName + "," +
-	networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch
-
-func (s *memberSlices) ensure(ctx context.Context, cluster string, obj *unstructured.Unstructured) {
-	// A new generation may move the endpoint or credentials; a Ready flip means the member
-	// came back, and a fresh watch beats the reflector's backoff after a long outage.
-	version := fmt.Sprintf("%d/%s", obj.GetGeneration(), readyStatus(obj))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if w, ok := s.running[cluster]; ok {
-		if w.version == version {
-			return
-		}
-		w.cancel()
-	}
-	s.registry.Forget(cluster)
-	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.running[cluster] = &memberWatch{version: version, cancel: cancel}
-	go s.run(watchCtx, cluster)
-}
-
-func (s *memberSlices) stop(cluster string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if w, ok := s.running[cluster]; ok {
-		w.cancel()
-		delete(s.running, cluster)
-	}
-}
-
-// run watches the member's EndpointSlices until ctx ends, retrying the connection setup.
-func (s *memberSlices) run(ctx context.Context, cluster string) {
-	logger := s.deps.Logger.With(zap.String("cluster", cluster))
-	var client kubernetes.Interface
-	for client == nil {
-		member, err := s.registry.Get(ctx, cluster)
-		if err == nil {
-			client = member.Watching
-			break
-		}
-		logger.Warn("cannot connect to member cluster; retrying", zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(5 * time.Second):
-		}
-	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sliceSelector }))
-	informer := factory.Discovery().V1().EndpointSlices().Informer()
-	cfg := s.deps.triggerConfig("endpointslices-"+cluster, informer, func(ctx context.Context, key string) error {
-		return s.signal(ctx, cluster, key)
-	})
-	cfg.Key = serviceKey
-	cfg.Relevant = trigger.GenerationOrMetadata(nil, nil)
-	cfg.MetricsProvider = nil // one queue per member; not registered twice when a member rejoins
-	t, err := trigger.New(cfg)
-	if err != nil {
-		logger.Error("cannot watch EndpointSlices", zap.Error(err))
-		return
-	}
-	factory.Start(ctx.Done())
-	logger.Info("watching EndpointSlices")
-	t.Run(ctx)
-	factory.Shutdown()
-}
-
-// serviceKey maps an EndpointSlice to "<namespace>/<service>".
-func serviceKey(obj any) (string, error) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	slice, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok || slice.Labels[networkingv1alpha1.LabelServiceName] == "" {
-		return "", nil
-	}
-	return slice.Namespace + "/" + slice.Labels[networkingv1alpha1.LabelServiceName], nil
 }

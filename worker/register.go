@@ -71,14 +71,13 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	}
 	context.AfterFunc(ctx, broadcaster.Shutdown)
 	mcsActivities := &mcsactivities.Activities{
-		WorkCache:          works,
-		ControlPlane:       deps.ControlPlane.Dynamic,
-		Core:               deps.ControlPlane.Kube,
-		Members:            registry,
-		UnhealthyGrace:     opts.ClusterUnhealthyGrace,
-		Metrics:            mcsactivities.NewMetrics(deps.Metrics),
-		ExecutionFinalizer: opts.EnableWorkExecution,
-		Events:             broadcaster.NewRecorder(scheme.Scheme, "karmadaflow-worker"),
+		WorkCache:      works,
+		ControlPlane:   deps.ControlPlane.Dynamic,
+		Core:           deps.ControlPlane.Kube,
+		Members:        registry,
+		UnhealthyGrace: opts.ClusterUnhealthyGrace,
+		Metrics:        mcsactivities.NewMetrics(deps.Metrics),
+		Events:         broadcaster.NewRecorder(scheme.Scheme, "karmadaflow-worker"),
 	}
 	// Standalone mode: Work execution and cluster health, each switchable off. The Works a
 	// MultiClusterService writes are applied by the same applier, at once.

@@ -20,6 +20,7 @@ const ReasonEndpointSliceAppliedPending = "EndpointSliceAppliedPending"
 // pending.
 const (
 	EventReasonProviderWithdrawn = "ProviderWithdrawn"
+	EventReasonClusterIgnored    = "ClusterIgnored"
 	eventActionReconcile         = "Reconcile"
 	eventActionWithdraw          = "WithdrawEndpointSlices"
 	// maxEventNote is the longest note the events.k8s.io API accepts.

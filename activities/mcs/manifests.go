@@ -34,6 +34,10 @@ func serviceManifest(svc *corev1.Service, filters []PortFilter) (map[string]any,
 		},
 		Spec: *svc.Spec.DeepCopy(),
 	}
+	if svc.UID != "" {
+		// Karmada's execution controller records the sync's Events on the control plane's Service.
+		out.Annotations = merged(out.Annotations, map[string]string{naming.AnnotationResourceTemplateUID: string(svc.UID)})
+	}
 	out.Spec.ClusterIP, out.Spec.ClusterIPs, out.Spec.HealthCheckNodePort = "", nil, 0
 	if svc.Spec.ClusterIP == corev1.ClusterIPNone {
 		out.Spec.ClusterIP, out.Spec.ClusterIPs = corev1.ClusterIPNone, []string{corev1.ClusterIPNone}
@@ -127,9 +131,10 @@ func sliceOfWork(work *unstructured.Unstructured) (*discoveryv1.EndpointSlice, e
 	return &slice, nil
 }
 
-// newWork builds a Work with one manifest; the manifest hash annotation lets unchanged Works be
-// skipped.
+// newWork builds a Work with one manifest, marked as Karmada marks the manifests of its own
+// Works (see markedForKarmada); the manifest hash annotation lets unchanged Works be skipped.
 func newWork(name, namespace string, labels, annotations map[string]string, suspend bool, manifest map[string]any) *unstructured.Unstructured {
+	manifest = markedForKarmada(manifest, name, namespace, annotations[naming.AnnotationConflictResolution])
 	spec := map[string]any{"workload": map[string]any{"manifests": []any{manifest}}}
 	if suspend {
 		spec["suspendDispatching"] = true
@@ -149,6 +154,30 @@ func newWork(name, namespace string, labels, annotations map[string]string, susp
 	work.SetLabels(labels)
 	work.SetAnnotations(annotations)
 	return work
+}
+
+// markedForKarmada is the manifest with the marks Karmada puts on the manifests of its Works
+// (ctrlutil.CreateOrUpdateWork upstream): the label karmada.io/managed, the Work's name and
+// namespace, and the Work's conflict resolution, if any. Beside Karmada, its execution
+// controller applies karmadaflow's Works; it updates and deletes only member objects labelled
+// managed, and takes over an object that exists already only with conflict resolution
+// overwrite. Without the marks, the first generation of a slice reached the member and no later
+// one did, and a withdrawn slice stayed. karmadaflow's own applier ignores them.
+func markedForKarmada(manifest map[string]any, workName, workNamespace, conflictResolution string) map[string]any {
+	obj := unstructured.Unstructured{Object: maps.Clone(manifest)}
+	metadata, _ := manifest["metadata"].(map[string]any)
+	metadata = maps.Clone(metadata) // written below; the caller's stays as it is
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	obj.Object["metadata"] = metadata
+	obj.SetLabels(merged(obj.GetLabels(), map[string]string{naming.LabelManagedByKarmada: "true"}))
+	marks := map[string]string{naming.AnnotationWorkName: workName, naming.AnnotationWorkNamespace: workNamespace}
+	if conflictResolution != "" {
+		marks[naming.AnnotationConflictResolution] = conflictResolution
+	}
+	obj.SetAnnotations(merged(obj.GetAnnotations(), marks))
+	return obj.Object
 }
 
 func hashOf(values ...any) string {

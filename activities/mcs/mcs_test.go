@@ -140,3 +140,23 @@ func TestWorkHashChangesWithContent(t *testing.T) {
 	suspended, _, _ := unstructured.NestedBool(a.Object, "spec", "suspendDispatching")
 	assert.True(t, suspended)
 }
+
+// Beside Karmada, its execution controller updates and deletes only member objects marked as
+// its own, and takes over an existing one only with conflict resolution overwrite.
+func TestWorkManifestsCarryKarmadasMarks(t *testing.T) {
+	source := map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "web", "labels": map[string]any{"app": "web"}}}
+	work := newWork("service-web", "karmada-es-member1", nil, serviceWorkAnnotations, false, source)
+	manifests, _, _ := unstructured.NestedSlice(work.Object, "spec", "workload", "manifests")
+	require.Len(t, manifests, 1)
+	m := unstructured.Unstructured{Object: manifests[0].(map[string]any)}
+	assert.Equal(t, map[string]string{"app": "web", "karmada.io/managed": "true"}, m.GetLabels())
+	assert.Equal(t, map[string]string{"work.karmada.io/name": "service-web", "work.karmada.io/namespace": "karmada-es-member1",
+		"work.karmada.io/conflict-resolution": "overwrite"}, m.GetAnnotations())
+	assert.Equal(t, map[string]any{"app": "web"}, source["metadata"].(map[string]any)["labels"], "the source manifest is not written")
+
+	slice := newWork("eps", "karmada-es-member2", nil, nil, false, map[string]any{"metadata": map[string]any{"name": "s"}})
+	manifests, _, _ = unstructured.NestedSlice(slice.Object, "spec", "workload", "manifests")
+	m = unstructured.Unstructured{Object: manifests[0].(map[string]any)}
+	assert.Equal(t, "true", m.GetLabels()["karmada.io/managed"])
+	assert.NotContains(t, m.GetAnnotations(), "work.karmada.io/conflict-resolution", "only the Service overwrites")
+}

@@ -53,6 +53,20 @@ const (
 	// deletes objects it created there.
 	LabelWorkName      = "work.karmada.io/name"
 	LabelWorkNamespace = "work.karmada.io/namespace"
+
+	// Marks Karmada's own Works put on each manifest, by which its execution controller
+	// recognises the member objects it manages (it updates and deletes only those, or, with
+	// conflict resolution overwrite, takes over an object that exists already): the label
+	// karmada.io/managed, the Work's name and namespace as annotations, and the conflict
+	// resolution.
+	LabelManagedByKarmada        = "karmada.io/managed"
+	AnnotationWorkName           = "work.karmada.io/name"
+	AnnotationWorkNamespace      = "work.karmada.io/namespace"
+	AnnotationConflictResolution = "work.karmada.io/conflict-resolution"
+	// AnnotationResourceTemplateUID is the UID of the control plane's object a manifest was
+	// made from: Karmada's execution controller records its Events on that object.
+	AnnotationResourceTemplateUID = "resourcetemplate.karmada.io/uid"
+	ConflictResolutionOverwrite   = "overwrite"
 )
 
 // Keys of karmadaflow's own.

@@ -6,7 +6,7 @@
 // announced. When the cache cannot answer (not synced yet, or the watch lags too long), the
 // caller is told to read the API server instead. It knows only this process's writes: a read
 // of a MultiClusterService's Works does not show those another worker made just before (the
-// README's "gap" under running two workers).
+// "gap" of docs/temporal-in-production.md#the-gap, under running two workers).
 package workcache
 
 import (

@@ -314,44 +314,40 @@ func (b *Bench) Latency(ctx context.Context, r *Report, opts LatencyOptions) err
 // time each stage added. It returns each update's latency to the slowest consumer (-1: not
 // delivered to all).
 func latencyTables(r *Report, seen *sightings, u updates, provider string, consumers []string) (worst []time.Duration) {
+	return latencyTablesOf(r, seen, u, provider, consumers, karmadaflowStages)
+}
+
+// stageNames describe the intermediate stages in latencyTablesOf's stage table.
+type stageNames struct{ collected, dispatched, applied string }
+
+// karmadaflowStages are the stages of karmadaflow's MultiClusterService.
+var karmadaflowStages = stageNames{
+	collected:  "→ collected Work updated (starter detects, signals the mcs workflow, CollectAndDispatch reads the provider and writes it)",
+	dispatched: "→ dispatched Work updated (written by the same activity at the same time: near 0)",
+	applied:    "→ slice in the consumer (applied while its Work is written: often before it)",
+}
+
+// latencyTablesOf is latencyTables with the stages described by stages.
+func latencyTablesOf(r *Report, seen *sightings, u updates, provider string, consumers []string, stages stageNames) (worst []time.Duration) {
 	n := len(u.addresses)
-	// Per watch, the delivery time of update i is the first sighting of address i or of any
-	// later address (coalesced updates); -1 when neither was seen.
-	deliveries := func(key string) (lat []time.Duration, exact int) {
-		lat = make([]time.Duration, n)
-		var best time.Time
-		for i := n - 1; i >= 0; i-- {
-			if t, ok := seen.at(key, u.addresses[i]); ok {
-				exact++
-				if best.IsZero() || t.Before(best) {
-					best = t
-				}
-			}
-			lat[i] = -1
-			if !best.IsZero() && !u.writes[i].IsZero() {
-				lat[i] = best.Sub(u.writes[i])
-			}
-		}
-		return lat, exact
-	}
 	var rows [][]string
 	row := func(name string, lat []time.Duration, exact string) {
 		d := delivered(lat)
 		rows = append(rows, append([]string{name, fmt.Sprintf("%d/%d", len(d), n), exact}, Summarize(d).cells()...))
 	}
-	floor, floorExact := deliveries(provider)
+	floor, floorExact := deliveries(seen, u, provider)
 	row(provider+" slice (floor: its own watch)", floor, fmt.Sprint(floorExact))
-	collected, collectedExact := deliveries(stageCollected)
+	collected, collectedExact := deliveries(seen, u, stageCollected)
 	row("collected Work in "+naming.ExecutionNamespace(provider)+" (control plane)", collected, fmt.Sprint(collectedExact))
 	worst = make([]time.Duration, n)
 	var consumerLat, workLat [][]time.Duration
 	for _, c := range consumers {
-		lat, exact := deliveries(stageDispatched + c)
+		lat, exact := deliveries(seen, u, stageDispatched+c)
 		row("dispatched Work in "+naming.ExecutionNamespace(c)+" (control plane)", lat, fmt.Sprint(exact))
 		workLat = append(workLat, lat)
 	}
 	for _, c := range consumers {
-		lat, exact := deliveries(c)
+		lat, exact := deliveries(seen, u, c)
 		row("**"+c+" dispatched slice**", lat, fmt.Sprint(exact))
 		consumerLat = append(consumerLat, lat)
 		for i, d := range lat {
@@ -362,7 +358,7 @@ func latencyTables(r *Report, seen *sightings, u updates, provider string, consu
 			}
 		}
 	}
-	row("**all 3 consumers** (max per update)", worst, "-")
+	row(fmt.Sprintf("**slowest of the %d consumers** (per update)", len(consumers)), worst, "-")
 	r.Table([]string{"seen by a watch on", "delivered", "seen exactly (not coalesced)", "p50", "p90", "p99", "max", "mean"}, rows)
 
 	// Stage increments per update and consumer, pooled over the consumers.
@@ -387,14 +383,36 @@ func latencyTables(r *Report, seen *sightings, u updates, provider string, consu
 		ds   []time.Duration
 	}{
 		{"write → seen in " + provider + " (floor)", delivered(floor)},
-		{"→ collected Work updated (starter detects, signals the mcs workflow, CollectAndDispatch reads the provider and writes it)", toCollected},
-		{"→ dispatched Work updated (written by the same activity at the same time: near 0)", toWork},
-		{"→ slice in the consumer (applied while its Work is written: often before it)", toSlice},
+		{stages.collected, toCollected},
+		{stages.dispatched, toWork},
+		{stages.applied, toSlice},
 	} {
 		rows = append(rows, append([]string{st.name, fmt.Sprint(len(st.ds))}, Summarize(st.ds).cells()...))
 	}
 	r.Table([]string{"stage", "n", "p50", "p90", "p99", "max", "mean"}, rows)
 	return worst
+}
+
+// deliveries are the latencies of the updates as the watch key saw them: the delivery time
+// of update i is the first sighting of address i or of any later address (coalesced
+// updates), -1 when neither was seen. exact counts the addresses seen themselves.
+func deliveries(seen *sightings, u updates, key string) (lat []time.Duration, exact int) {
+	n := len(u.addresses)
+	lat = make([]time.Duration, n)
+	var best time.Time
+	for i := n - 1; i >= 0; i-- {
+		if t, ok := seen.at(key, u.addresses[i]); ok {
+			exact++
+			if best.IsZero() || t.Before(best) {
+				best = t
+			}
+		}
+		lat[i] = -1
+		if !best.IsZero() && !u.writes[i].IsZero() {
+			lat[i] = best.Sub(u.writes[i])
+		}
+	}
+	return lat, exact
 }
 
 // Watch keys of the intermediate stages.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ func (b *Bench) cpuTimes() map[string]time.Duration {
 	}
 	out := ProcessCPU(b.Env.Dir, clusters)
 	if cpu, err := CPUTime(os.Getpid()); err == nil {
-		out["mcsbench (this program)"] = cpu
+		out[filepath.Base(os.Args[0])+" (this program)"] = cpu
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 // TestStarterRefusesWorkersWithOtherCapabilities runs a starter without provisioning beside
 // the service's worker, which provisions: the starter exits, naming the worker.
 func TestStarterRefusesWorkersWithOtherCapabilities(t *testing.T) {
+	standaloneOnly(t)
 	out, refused, err := runUntilExit("starter", "--enable-provisioning=false")
 	require.NoError(t, err)
 	require.True(t, refused, "the starter ran beside workers with other capabilities:\n%s", out)

@@ -219,3 +219,21 @@ func createValidationNamespace(ctx context.Context, t *testing.T, client dynamic
 	})
 	return name
 }
+
+// A Cluster's name becomes the execution namespace karmada-es-<name> and label values: the
+// control plane refuses one longer than 48 characters, as Karmada's own validation does
+// (standalone: the CRD's rule; beside Karmada: karmada-aggregated-apiserver).
+func TestClusterNameLongerThan48IsRefused(t *testing.T) {
+	for _, name := range []string{strings.Repeat("c", 49), strings.Repeat("c", 70)} {
+		cluster := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+			"metadata": map[string]any{"name": name},
+			"spec":     map[string]any{"syncMode": "Push", "apiEndpoint": "https://127.0.0.1:1"},
+		}}
+		_, err := testEnv.ControlPlane.Dynamic().Resource(schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}).
+			Create(context.Background(), cluster, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "48") {
+			t.Errorf("a Cluster named with %d characters: want an Invalid error naming the limit of 48, got %v", len(name), err)
+		}
+	}
+}

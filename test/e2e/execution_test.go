@@ -79,6 +79,7 @@ func signalledWorks(t *testing.T, workflowID string) []string {
 // execution's to delete: deleting it removes its ConfigMap from the member and releases the
 // Work.
 func TestSuspendedWorks(t *testing.T) {
+	standaloneOnly(t)
 	ctx := context.Background()
 	_, m2, _ := members(t)
 	member := testEnv.Member(m2)

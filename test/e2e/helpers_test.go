@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -42,9 +43,21 @@ func eventually(t *testing.T, timeout time.Duration, check func() error) {
 }
 
 // testNamespace creates a namespace of the test's own in the control plane and every member.
+// Beside Karmada, it is created in the control plane only, and Karmada's namespace sync brings
+// it to the members: one created there too would be a conflict Karmada reports for good.
 func testNamespace(t *testing.T) string {
 	t.Helper()
-	return testNamespaceIn(t, append([]*env.Cluster{testEnv.ControlPlane}, testEnv.Members...)...)
+	if !besideKarmada() {
+		return testNamespaceIn(t, append([]*env.Cluster{testEnv.ControlPlane}, testEnv.Members...)...)
+	}
+	name := testNamespaceIn(t, testEnv.ControlPlane)
+	for _, m := range testEnv.Members {
+		eventually(t, 30*time.Second, func() error {
+			_, err := m.Client().CoreV1().Namespaces().Get(context.Background(), name, metav1.GetOptions{})
+			return err
+		})
+	}
+	return name
 }
 
 // testNamespaceIn creates a namespace of the test's own in the given clusters only.
@@ -67,6 +80,13 @@ func testNamespaceIn(t *testing.T, clusters ...*env.Cluster) string {
 // deployApp runs replicas pods labelled app=<name> and a Service selecting them in cluster.
 func deployApp(t *testing.T, cluster *env.Cluster, namespace, name string, replicas int32) {
 	t.Helper()
+	createDeployment(t, cluster, namespace, name, replicas)
+	createService(t, cluster, namespace, name)
+}
+
+// createDeployment runs replicas pods labelled app=<name> in cluster.
+func createDeployment(t *testing.T, cluster *env.Cluster, namespace, name string, replicas int32) {
+	t.Helper()
 	ctx := context.Background()
 	labels := map[string]string{"app": name}
 	_, err := cluster.Client().AppsV1().Deployments(namespace).Create(ctx, &appsv1.Deployment{
@@ -81,7 +101,6 @@ func deployApp(t *testing.T, cluster *env.Cluster, namespace, name string, repli
 		},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	createService(t, cluster, namespace, name)
 }
 
 func createService(t *testing.T, cluster *env.Cluster, namespace, name string) {
@@ -96,13 +115,20 @@ func createService(t *testing.T, cluster *env.Cluster, namespace, name string) {
 	require.NoError(t, err)
 }
 
+// scale sets the Deployment's replicas, read afresh when the member's Deployment controller
+// wrote it meanwhile.
 func scale(t *testing.T, cluster *env.Cluster, namespace, name string, replicas int32) {
 	t.Helper()
-	s, err := cluster.Client().AppsV1().Deployments(namespace).GetScale(context.Background(), name, metav1.GetOptions{})
-	require.NoError(t, err)
-	s.Spec.Replicas = replicas
-	_, err = cluster.Client().AppsV1().Deployments(namespace).UpdateScale(context.Background(), name, s, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	deployments := cluster.Client().AppsV1().Deployments(namespace)
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := deployments.GetScale(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		_, err = deployments.UpdateScale(context.Background(), name, s, metav1.UpdateOptions{})
+		return err
+	}))
 }
 
 // mcsSpec builds a MultiClusterService spec of type CrossCluster.

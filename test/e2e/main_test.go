@@ -1,6 +1,11 @@
 // Package e2e holds the end-to-end tests: one local environment (real kube-apiservers, etcd,
 // controller managers, schedulers, KWOK and the Temporal dev server) is started for the whole
 // package, with the real worker and starter binaries running against it.
+//
+// With KARMADAFLOW_TEST_MODE=besideKarmada the control plane is a Karmada control plane run by
+// Karmada's own components (env.Options.BesideKarmada) and karmadaflow runs beside them, as
+// the chart's mode besideKarmada installs it: without Work execution, cluster health and
+// provisioning, which Karmada's components do. Tests of those are standaloneOnly.
 package e2e
 
 import (
@@ -8,6 +13,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,6 +34,28 @@ const (
 	testFailureThreshold = 5 * time.Second
 )
 
+// The test mode variable and the value that runs the suite beside a real Karmada.
+const (
+	testModeVariable      = "KARMADAFLOW_TEST_MODE"
+	testModeBesideKarmada = "besideKarmada"
+)
+
+// besideKarmada tells whether the suite runs beside Karmada's own components.
+func besideKarmada() bool { return os.Getenv(testModeVariable) == testModeBesideKarmada }
+
+// standaloneOnly skips a test of what karmadaflow does only standalone (Work execution,
+// cluster health, provisioning) when the suite runs beside Karmada, where Karmada does it.
+func standaloneOnly(t *testing.T) {
+	t.Helper()
+	if besideKarmada() {
+		t.Skipf("standalone mode only, not beside Karmada (%s=%s)", testModeVariable, testModeBesideKarmada)
+	}
+}
+
+// besideKarmadaCapabilities are the worker's and the starter's flags beside Karmada, those
+// the chart's mode besideKarmada gives them.
+var besideKarmadaCapabilities = []string{"--enable-work-execution=false", "--enable-cluster-health=false", "--enable-provisioning=false"}
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -36,7 +64,13 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	e, err := env.Start(ctx, env.Options{Members: 3, Logf: log.Printf, TemporalBackend: os.Getenv(env.TemporalBackendVariable)})
+	mode := os.Getenv(testModeVariable)
+	if mode != "" && mode != testModeBesideKarmada {
+		fmt.Fprintf(os.Stderr, "%s=%s: want empty (standalone) or %s\n", testModeVariable, mode, testModeBesideKarmada)
+		return 1
+	}
+	e, err := env.Start(ctx, env.Options{Members: 3, Logf: log.Printf, TemporalBackend: os.Getenv(env.TemporalBackendVariable),
+		BesideKarmada: besideKarmada()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -46,8 +80,14 @@ func run(m *testing.M) int {
 	log.Printf("e2e: environment up in %.1fs", time.Since(start).Seconds())
 
 	// Two workers on the task queue: no test may depend on which one runs a task.
-	svc, err = service.Start(ctx, e, service.Options{Workers: 2, UnhealthyGrace: testUnhealthyGrace, ProbeInterval: testProbeInterval,
-		FailureThreshold: testFailureThreshold})
+	opts := service.Options{Workers: 2, UnhealthyGrace: testUnhealthyGrace, ProbeInterval: testProbeInterval,
+		FailureThreshold: testFailureThreshold}
+	if besideKarmada() {
+		opts.ChartValues = []string{"mode=" + testModeBesideKarmada}
+		opts.WorkerArgs = slices.Clone(besideKarmadaCapabilities)
+		opts.StarterArgs = slices.Clone(besideKarmadaCapabilities)
+	}
+	svc, err = service.Start(ctx, e, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

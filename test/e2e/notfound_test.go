@@ -23,6 +23,7 @@ import (
 // A Cluster deleted while it is probed is gone, not a failure: the status write's NotFound
 // is benign and no error (let alone one reading "%!w(<nil>)") reaches the workflow.
 func TestProbeOfClusterDeletedMeanwhileIsNoError(t *testing.T) {
+	standaloneOnly(t)
 	ctx := context.Background()
 	const name = "probe-deleted"
 	endpoint := silentEndpoint(t)

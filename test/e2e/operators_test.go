@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 )
 
 // expectMCSEvent waits for an Event of reason on the MultiClusterService whose note contains
@@ -37,9 +39,14 @@ func expectMCSEvent(t *testing.T, namespace, name, reason, contains string) stri
 }
 
 // expectReadyColumn waits until `kubectl get mcs` prints ready in the READY column of the
-// MultiClusterService.
+// MultiClusterService. Beside Karmada the CRD is Karmada's, which has no such column: there it
+// waits for the Ready condition the column would print.
 func expectReadyColumn(t *testing.T, namespace, name, ready string) {
 	t.Helper()
+	if besideKarmada() {
+		expectCondition(t, namespace, name, networkingv1alpha1.ConditionReady, ready)
+		return
+	}
 	kubectl, err := filepath.Abs(filepath.Join("..", "..", "bin", "kubectl"))
 	require.NoError(t, err)
 	eventually(t, 60*time.Second, func() error {

@@ -18,6 +18,7 @@ import (
 // This is the race of a starter's takeover: its resync of every member's execution met a slice
 // change being dispatched, and the consumer kept the old slice.
 func TestOlderWorkNeverOverwritesNewer(t *testing.T) {
+	standaloneOnly(t)
 	ctx := context.Background()
 	ns, m1, m2 := exposeToMember2(t)
 	older := dispatchedWork(t, ns, app, m2)

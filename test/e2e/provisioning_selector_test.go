@@ -21,6 +21,7 @@ import (
 // beside a karmada-operator: the Karmada it matches gets its provisioning workflow, the other
 // none, neither from the trigger nor from the ensure loop passing over it several times.
 func TestProvisioningSelectorLeavesOtherKarmadas(t *testing.T) {
+	standaloneOnly(t)
 	restartStarter(t, "--provisioning-selector=karmadaflow.io/provision=true", "--ensure-period="+testEnsurePeriod.String())
 	c := dialTemporal(t)
 	ns := testNamespaceIn(t, testEnv.Host)

@@ -27,6 +27,7 @@ import (
 // Applied condition of the dispatched Work, which the MultiClusterService then reports; no
 // slice reaches the consumer, because applying it is Karmada's job there.
 func TestStandaloneSwitchedOff(t *testing.T) {
+	standaloneOnly(t)
 	off := []string{"--enable-work-execution=false", "--enable-cluster-health=false"}
 	require.NoError(t, svc.Restart(context.Background(), off, off))
 	t.Cleanup(func() {
@@ -48,7 +49,8 @@ func TestStandaloneSwitchedOff(t *testing.T) {
 	logStateOnFailure(t, mcs.WorkflowID(ns, app))
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceDispatched, "True")
 	work := dispatchedWork(t, ns, app, m2)
-	assert.NotContains(t, work.GetFinalizers(), naming.FinalizerExecution, "Works are created without the execution finalizer")
+	assert.Contains(t, work.GetFinalizers(), naming.FinalizerExecution,
+		"Works are created with the execution finalizer, as Karmada's own: its execution controller removes it, and never adds it")
 	time.Sleep(4 * time.Second)
 	got, err := dispatched(testEnv.Member(m2), ns, app)
 	require.NoError(t, err)

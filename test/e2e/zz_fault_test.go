@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -132,6 +133,18 @@ func TestMCSClusterLeavesAndJoins(t *testing.T) {
 
 	rejoin()
 	expectClusterReady(t, m3, "True")
+	if besideKarmada() {
+		// Karmada's unjoin removed from member3 what it had propagated there, the namespace
+		// and the app in it: the namespace comes back with the join, the app is deployed again.
+		eventually(t, 60*time.Second, func() error {
+			got, err := testEnv.Member(m3).Client().CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			if err == nil && got.Status.Phase != corev1.NamespaceActive {
+				err = fmt.Errorf("namespace %s in %s is %s", ns, m3, got.Status.Phase)
+			}
+			return err
+		})
+		createDeployment(t, testEnv.Member(m3), ns, app, 1)
+	}
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m3: 1})
 	scale(t, testEnv.Member(m3), ns, app, 2) // seen only through the new watch on member3
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m3: 2})

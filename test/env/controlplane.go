@@ -90,6 +90,13 @@ func (e *Env) installCRDs(ctx context.Context, c *Cluster, keep func(name string
 			crds = append(crds, crd)
 		}
 	}
+	return createCRDs(ctx, c, crds)
+}
+
+// createCRDs creates crds in cluster c (an existing one is left as it is) and waits until all
+// are Established.
+func createCRDs(ctx context.Context, c *Cluster, crds []*apiextensionsv1.CustomResourceDefinition) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
+	installed := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	client, err := apiextensions.NewForConfig(c.RESTConfig)
 	if err != nil {
 		return nil, err
@@ -139,7 +146,7 @@ func (e *Env) registerMembers(ctx context.Context, crds map[string]*apiextension
 		return fmt.Errorf("cluster %s: %w", e.ControlPlane.Name, err)
 	}
 	clusterCRD := crds[clusterCRDName]
-	if clusterCRD == nil {
+	if clusterCRD == nil && !e.opts.BesideKarmada {
 		e.logf("env: WARNING: CRD %s not found in %q; members get Secrets and namespaces but no Cluster objects", clusterCRDName, e.opts.CRDDir)
 	}
 	for _, m := range e.Members {
@@ -154,32 +161,50 @@ func (e *Env) registerMembers(ctx context.Context, crds map[string]*apiextension
 		if err := createNamespace(ctx, cp, ExecutionNamespacePrefix+m.Name); err != nil {
 			return fmt.Errorf("member %s: %w", m.Name, err)
 		}
-		if clusterCRD != nil {
+		switch {
+		case e.opts.BesideKarmada:
+			if err := e.joinCluster(ctx, m); err != nil {
+				return err
+			}
+		case clusterCRD != nil:
 			if err := e.createClusterObject(ctx, m, clusterCRD); err != nil {
 				return err
 			}
 		}
 	}
+	if e.opts.BesideKarmada {
+		return e.waitClustersReady(ctx)
+	}
 	return nil
 }
 
-func (e *Env) createClusterObject(ctx context.Context, m *Cluster, crd *apiextensionsv1.CustomResourceDefinition) error {
+// clusterSpec is the spec of member m's Cluster in Push mode, with the Secret registerMembers
+// creates; withID adds spec.id, the UID of the member's kube-system namespace, by which
+// Karmada identifies a member.
+func clusterSpec(ctx context.Context, m *Cluster, withID bool) (map[string]any, error) {
 	spec := map[string]any{
 		"apiEndpoint": m.Server,
 		"syncMode":    "Push",
 		"secretRef":   map[string]any{"namespace": ClusterSecretNamespace, "name": m.Name},
 	}
+	if withID {
+		ns, err := m.Client().CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("read kube-system of member %s: %w", m.Name, err)
+		}
+		spec["id"] = string(ns.UID)
+	}
+	return spec, nil
+}
+
+func (e *Env) createClusterObject(ctx context.Context, m *Cluster, crd *apiextensionsv1.CustomResourceDefinition) error {
 	version := crdVersion(crd, ClusterGVR.Version)
 	if version == nil {
 		return fmt.Errorf("CRD %s does not serve %s", crd.Name, ClusterGVR.Version)
 	}
-	if schemaHasSpecField(version, "id") {
-		// Karmada identifies a member by the UID of its kube-system namespace.
-		ns, err := m.Client().CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("read kube-system of member %s: %w", m.Name, err)
-		}
-		spec["id"] = string(ns.UID)
+	spec, err := clusterSpec(ctx, m, schemaHasSpecField(version, "id"))
+	if err != nil {
+		return err
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": ClusterGVR.GroupVersion().String(),

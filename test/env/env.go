@@ -3,7 +3,9 @@
 // control plane and N member clusters), kube-controller-managers, kube-schedulers, KWOK
 // standing in for kubelets, and a Temporal dev server with its Web UI (or, with the postgres
 // backend, the Temporal server on PostgreSQL with mTLS and the Web UI server). Everything listens on
-// 127.0.0.1 and runs from the binaries `make tools` builds into bin/.
+// 127.0.0.1 and runs from the binaries `make tools` builds into bin/. With
+// Options.BesideKarmada the control plane is a Karmada control plane run by Karmada's own
+// components (karmada.go), for karmadaflow to run beside them.
 package env
 
 import (
@@ -69,6 +71,15 @@ type Options struct {
 	// app.kubernetes.io/managed-by=karmadaflow) for real, with the binaries of BinDir,
 	// instead of letting KWOK fake them: see package podrunner.
 	PlayPods bool
+	// BesideKarmada makes the control plane a Karmada control plane run by Karmada's own
+	// components from BinDir (karmada-aggregated-apiserver, -webhook, -controller-manager and
+	// -scheduler), as upstream deploys them, for karmadaflow to run beside: Karmada's CRDs
+	// from its CRD tarball instead of CRDDir's, Clusters served by the aggregated API server,
+	// members joined in Push mode and marked Ready by Karmada. See karmada.go.
+	BesideKarmada bool
+	// KarmadaControllers is karmada-controller-manager's --controllers with BesideKarmada;
+	// empty means DefaultKarmadaControllers.
+	KarmadaControllers string
 	// Logf receives progress and per-phase durations; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -86,9 +97,10 @@ type Env struct {
 
 	opts    Options
 	etcdURL string
-	echo    *echoServer       // where KWOK forwards pod ports
-	pods    *podrunner.Runner // with PlayPods: plays the host's provisioned pods
-	crds    *crdTarballServer // serves CRDTarballURL
+	echo    *echoServer        // where KWOK forwards pod ports
+	pods    *podrunner.Runner  // with PlayPods: plays the host's provisioned pods
+	crds    *crdTarballServer  // serves CRDTarballURL
+	karmada *karmadaComponents // with BesideKarmada: Karmada's components of the control plane
 
 	ports portPool
 	guard *ConnectionGuard
@@ -148,6 +160,14 @@ func (o *Options) complete() error {
 		binaries = append(slices.Clone(binaries), binTemporalServer, binTemporalSQLTool, binTemporalUI)
 	default:
 		return fmt.Errorf("Temporal backend %q: want %q or %q", o.TemporalBackend, TemporalDev, TemporalPostgres)
+	}
+	if o.BesideKarmada {
+		binaries = append(slices.Clone(binaries), karmadaBinaries...)
+		if o.KarmadaControllers == "" {
+			o.KarmadaControllers = DefaultKarmadaControllers
+		}
+	} else if o.KarmadaControllers != "" {
+		return errors.New("KarmadaControllers is for BesideKarmada")
 	}
 	if v := os.Getenv("KEEP"); v != "" && v != "0" && v != "false" {
 		o.Keep = true
@@ -263,6 +283,11 @@ func (e *Env) start(ctx context.Context) error {
 			}
 		}
 	}
+	if e.opts.BesideKarmada {
+		if err := e.prepareKarmada(); err != nil {
+			return fmt.Errorf("Karmada components: %w", err)
+		}
+	}
 	e.phase("prepare (certs, kubeconfigs)", begin)
 
 	// etcd binds its ports before Temporal starts picking random ones for its services.
@@ -370,7 +395,8 @@ func (e *Env) track(p *process) {
 }
 
 // startClusters starts every cluster, then installs CRDs (the Karmada CRD in the host, all in
-// the control plane), registers the members and waits for the fake nodes.
+// the control plane; beside Karmada, Karmada's own with its components), registers the
+// members and waits for the fake nodes.
 func (e *Env) startClusters(ctx context.Context) error {
 	begin := time.Now()
 	var crds map[string]*apiextensionsv1.CustomResourceDefinition
@@ -386,6 +412,9 @@ func (e *Env) startClusters(ctx context.Context) error {
 			}
 			if c != e.ControlPlane {
 				return nil
+			}
+			if e.opts.BesideKarmada {
+				return e.startKarmada(gctx)
 			}
 			begin := time.Now()
 			var err error
@@ -690,11 +719,14 @@ type Summary struct {
 	Clusters     []ClusterSummary `json:"clusters"`
 	// CRDTarballURL is Env.CRDTarballURL, for the worker's --crd-tarball-url.
 	CRDTarballURL string `json:"crdTarballURL"`
+	// BesideKarmada says the control plane runs Karmada's own components (Options.BesideKarmada).
+	BesideKarmada bool `json:"besideKarmada,omitempty"`
 }
 
 // Summary describes the environment for scripts.
 func (e *Env) Summary() Summary {
-	s := Summary{Dir: e.Dir, Temporal: e.Temporal, Host: e.Host.Name, ControlPlane: e.ControlPlane.Name, CRDTarballURL: e.CRDTarballURL}
+	s := Summary{Dir: e.Dir, Temporal: e.Temporal, Host: e.Host.Name, ControlPlane: e.ControlPlane.Name, CRDTarballURL: e.CRDTarballURL,
+		BesideKarmada: e.opts.BesideKarmada}
 	for _, m := range e.Members {
 		s.Members = append(s.Members, m.Name)
 	}
@@ -730,6 +762,11 @@ func (e *Env) WriteSummary(w io.Writer) error {
 			cidr = "pods " + c.PodCIDR
 		}
 		add("  %-8s %-13s %-24s %-17s %s", c.Name, c.Role, c.Server, cidr, c.Kubeconfig)
+	}
+	if e.karmada != nil {
+		add("")
+		add("Karmada (beside karmadaflow): %s, logs in %s",
+			strings.Join(karmadaBinaries, ", "), filepath.Join(e.Dir, "logs", "karmada-*.log"))
 	}
 	add("")
 	add("Try")

@@ -5,12 +5,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Cluster is a member cluster: how to reach it and its observed state.
+// Cluster is a member cluster: how to reach it and its observed state. Its name is at most 48
+// characters, as Karmada's webhook has it: it names the execution namespace karmada-es-<name>.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=clusters,scope=Cluster,categories={karmada-io}
 // +kubebuilder:metadata:annotations="karmadaflow.io/standalone-only=never install beside a real Karmada, whose karmada-aggregated-apiserver serves cluster.karmada.io"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 48",message="a cluster name must be at most 48 characters (it names the execution namespace karmada-es-<name>)"
 // +kubebuilder:printcolumn:name="VERSION",type=string,JSONPath=`.status.kubernetesVersion`
 // +kubebuilder:printcolumn:name="MODE",type=string,JSONPath=`.spec.syncMode`
 // +kubebuilder:printcolumn:name="READY",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

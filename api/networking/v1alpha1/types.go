@@ -190,8 +190,15 @@ const (
 	// LabelMCSName and LabelMCSNamespace are put on every Work a MultiClusterService causes.
 	LabelMCSName      = "multiclusterservice.karmada.io/name"
 	LabelMCSNamespace = "multiclusterservice.karmada.io/namespace"
-	// LabelEndpointSliceName and LabelEndpointSliceNamespace are put on the Works of
-	// collected EndpointSlices: the name and namespace of their Service.
+	// LabelEndpointSliceWorkManagedBy, with ManagedByMultiClusterService, marks the Works of
+	// EndpointSlices collected for a MultiClusterService, as Karmada's own collection marks them.
+	LabelEndpointSliceWorkManagedBy = "endpointslice.karmada.io/managed-by"
+	ManagedByMultiClusterService    = "MultiClusterService"
+	// LabelEndpointSliceName and LabelEndpointSliceNamespace mark the Works of EndpointSlices
+	// collected for a ServiceExport (Karmada's pkg/controllers/mcs), which karmadaflow does not
+	// implement. Collected Works carried them once: beside Karmada, its ServiceExport
+	// controller then took them for its own and wrote imported slices of a derived Service
+	// into the control plane. A Work updated now loses them.
 	LabelEndpointSliceName      = "endpointslice.karmada.io/name"
 	LabelEndpointSliceNamespace = "endpointslice.karmada.io/namespace"
 	// LabelServiceName is the standard label naming an EndpointSlice's Service.

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/signal"
@@ -206,7 +205,7 @@ func runOn(ctx context.Context, cfg config, backend, outDir string, r *bench.Rep
 
 	logsDir := filepath.Join(outDir, "logs", backend)
 	for _, c := range []string{"worker", "starter"} {
-		if err := copyTail(b.LogPath(c), filepath.Join(logsDir, "service-"+c+".log"), 8<<20); err != nil {
+		if err := bench.CopyTail(b.LogPath(c), filepath.Join(logsDir, "service-"+c+".log"), 8<<20); err != nil {
 			log.Printf("bench: keeping the %s log: %v", c, err)
 		}
 	}
@@ -242,30 +241,4 @@ func summary(r *bench.Report, backends []string, results map[string][]bench.Figu
 		rows = append(rows, row)
 	}
 	r.Table(append([]string{"figure"}, backends...), rows)
-}
-
-// copyTail copies at most the last limit bytes of src to dst.
-func copyTail(src, dst string, limit int64) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if info, err := in.Stat(); err == nil && info.Size() > limit {
-		if _, err := in.Seek(info.Size()-limit, io.SeekStart); err != nil {
-			return err
-		}
-	}
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

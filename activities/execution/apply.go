@@ -1,0 +1,160 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+)
+
+// The apply-and-stamp protocol: each manifest server-side applied, labelled with its Work and
+// stamped with the Work's uid and generation.
+
+// applyAll server-side-applies every manifest of the Work to the member.
+func applyAll(ctx context.Context, member *members.Member, work *unstructured.Unstructured, manifests []*unstructured.Unstructured) error {
+	var applyErr error
+	for _, m := range manifests {
+		if err := apply(ctx, member, work, m); err != nil {
+			applyErr = errors.Join(applyErr, err)
+		}
+	}
+	return applyErr
+}
+
+// applyAttempts bounds the reads and writes of one manifest when the object keeps changing
+// between them.
+const applyAttempts = 3
+
+// apply server-side-applies one manifest to the member, labelled with its Work so that only
+// objects karmadaflow created are ever deleted, and stamped with the Work's uid and generation.
+// An object that exists there already and that karmadaflow did not create (a provider's own
+// Service, say) is left exactly as it is. Two appliers may bring the same Work into a member
+// at once (Work execution, and the writer of the Work): an object that holds a later
+// generation of the Work is left as it is, and the write is conditional on the object read, so
+// the member never goes back to an older generation.
+func apply(ctx context.Context, member *members.Member, work, manifest *unstructured.Unstructured) error {
+	client, err := resourceFor(member, manifest)
+	if err != nil {
+		return err
+	}
+	// The first read is served from the API server's watch cache, at a fraction of a quorum
+	// read's cost: the write is conditional on it, so a read a moment old costs a conflict and
+	// a fresh read, never a wrong write.
+	read := metav1.GetOptions{ResourceVersion: "0"}
+	for attempt := 1; ; attempt++ {
+		current, err := client.Get(ctx, manifest.GetName(), read)
+		switch {
+		case apierrors.IsNotFound(err):
+			current = nil
+		case err != nil:
+			return fmt.Errorf("cluster %s: reading %s %s/%s: %w", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(), err)
+		case current.GetLabels()[naming.LabelWorkName] == "":
+			return nil // not ours: never modified, never deleted
+		case !ownedBy(current, work):
+			return fmt.Errorf("cluster %s: %s %s/%s belongs to Work %s/%s", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(),
+				current.GetLabels()[naming.LabelWorkNamespace], current.GetLabels()[naming.LabelWorkName])
+		case holdsLaterGeneration(current, work):
+			return nil
+		}
+		err = write(ctx, member, client, stamped(manifest, work, current))
+		if !apierrors.IsConflict(err) || attempt == applyAttempts {
+			return err
+		}
+		read = metav1.GetOptions{}
+	}
+}
+
+// stamped is the manifest as applied for work: labelled with the Work, stamped with its uid and
+// generation, and, when the object exists (current), conditional on its resourceVersion.
+func stamped(manifest, work, current *unstructured.Unstructured) *unstructured.Unstructured {
+	obj := manifest.DeepCopy()
+	lbls := obj.GetLabels()
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	lbls[naming.LabelWorkName] = work.GetName()
+	lbls[naming.LabelWorkNamespace] = work.GetNamespace()
+	obj.SetLabels(lbls)
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[naming.AnnotationWorkUID] = string(work.GetUID())
+	annotations[naming.AnnotationWorkGeneration] = strconv.FormatInt(work.GetGeneration(), 10)
+	obj.SetAnnotations(annotations)
+	version := ""
+	if current != nil {
+		version = current.GetResourceVersion()
+	}
+	obj.SetResourceVersion(version)
+	return obj
+}
+
+// write applies obj; the first object of a namespace the member lacks creates it (Karmada
+// propagates namespaces to its members, karmadaflow does not).
+func write(ctx context.Context, member *members.Member, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
+	_, err := kube.Apply(ctx, client, obj)
+	if apierrors.IsNotFound(err) && obj.GetNamespace() != "" {
+		if err = ensureNamespace(ctx, member, obj.GetNamespace()); err == nil {
+			_, err = kube.Apply(ctx, client, obj)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("cluster %s: %w", member.Name, err)
+	}
+	return nil
+}
+
+// holdsLaterGeneration tells whether the object in the member was applied from a later
+// generation of the same Work (same uid) than work.
+func holdsLaterGeneration(obj, work *unstructured.Unstructured) bool {
+	uid, generation := appliedFrom(obj)
+	return uid != "" && uid == string(work.GetUID()) && generation > work.GetGeneration()
+}
+
+// appliedFrom reads the stamp of the Work an object was applied from: empty when it has none.
+func appliedFrom(obj *unstructured.Unstructured) (uid string, generation int64) {
+	annotations := obj.GetAnnotations()
+	generation, _ = strconv.ParseInt(annotations[naming.AnnotationWorkGeneration], 10, 64)
+	return annotations[naming.AnnotationWorkUID], generation
+}
+
+// ensureNamespace creates namespace in the member if it does not exist.
+func ensureNamespace(ctx context.Context, member *members.Member, namespace string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{naming.LabelCreatedBy: naming.FieldManager}}}
+	_, err := member.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: naming.FieldManager})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	return nil
+}
+
+func resourceFor(member *members.Member, obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := member.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		member.Mapper.Reset()
+		return nil, fmt.Errorf("cluster %s: no resource for %s: %w", member.Name, gvk, err)
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return member.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), nil
+	}
+	return member.Dynamic.Resource(mapping.Resource), nil
+}
+
+// ownedBy tells whether the object in the member is labelled with work's name.
+func ownedBy(obj, work *unstructured.Unstructured) bool {
+	l := obj.GetLabels()
+	return l[naming.LabelWorkName] == work.GetName() && l[naming.LabelWorkNamespace] == work.GetNamespace()
+}

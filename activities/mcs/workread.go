@@ -1,0 +1,84 @@
+package mcs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"go.temporal.io/sdk/temporal"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+)
+
+// The Work read path: a MultiClusterService's Works by role, from the worker's cache when it
+// can answer, else from the API server.
+
+// listWorks reads, in every namespace, the Works of the MultiClusterService with one of roles
+// (any role when none is given): from the cache when it can answer, else from the API server.
+func (a *Activities) listWorks(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
+	if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
+		return cached, nil
+	}
+	return a.listWorksLive(ctx, ref, roles...)
+}
+
+// cachedWorks is what the cache holds of the Works of the MultiClusterService with one of
+// roles (any when none is given); ok is false when it cannot answer.
+func (a *Activities) cachedWorks(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, bool) {
+	works, ok := a.WorkCache.Works(ctx, ref.Namespace, ref.Name)
+	if !ok {
+		return nil, false
+	}
+	out := make([]unstructured.Unstructured, 0, len(works))
+	for _, w := range works {
+		if len(roles) == 0 || slices.Contains(roles, w.GetLabels()[naming.LabelWorkRole]) {
+			out = append(out, *w)
+		}
+	}
+	return out, true
+}
+
+// listWorksLive lists the Works of the MultiClusterService with one of roles from the API server.
+func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
+	selector := labels.NewSelector()
+	for key, value := range map[string]string{networkingv1alpha1.LabelMCSName: ref.Name, networkingv1alpha1.LabelMCSNamespace: ref.Namespace} {
+		req, err := labels.NewRequirement(key, selection.Equals, []string{value})
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidName", err)
+		}
+		selector = selector.Add(*req)
+	}
+	if len(roles) > 0 {
+		req, err := labels.NewRequirement(naming.LabelWorkRole, selection.In, roles)
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidName", err)
+		}
+		selector = selector.Add(*req)
+	}
+	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing Works of %s: %w", ref, err)
+	}
+	return list.Items, nil
+}
+
+// worksIn picks the Works of one role in namespace.
+func worksIn(works []unstructured.Unstructured, namespace, role string) []unstructured.Unstructured {
+	var out []unstructured.Unstructured
+	for _, w := range works {
+		if w.GetNamespace() == namespace && w.GetLabels()[naming.LabelWorkRole] == role {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func workLabels(ref Ref, role string) map[string]string {
+	return map[string]string{networkingv1alpha1.LabelMCSName: ref.Name, networkingv1alpha1.LabelMCSNamespace: ref.Namespace, naming.LabelWorkRole: role}
+}

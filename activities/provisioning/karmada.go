@@ -1,0 +1,102 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/kube"
+)
+
+// Reading the Karmada object: get and mustGet, and ValidateKarmada's summary of it with the
+// problems of its spec and of the Secrets it names.
+
+func (a *Activities) get(ctx context.Context, ref Ref) (*operatorv1alpha1.Karmada, bool, error) {
+	var k operatorv1alpha1.Karmada
+	found, err := kube.Get(ctx, a.HostDynamic, kube.Karmadas, ref.Namespace, ref.Name, &k)
+	if err != nil {
+		return nil, false, err
+	}
+	return &k, found, nil
+}
+
+// mustGet reads the Karmada; its absence is a non-retryable error (the workflow hears of the
+// deletion through a signal).
+func (a *Activities) mustGet(ctx context.Context, ref Ref) (*operatorv1alpha1.Karmada, error) {
+	k, found, err := a.get(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, temporal.NewNonRetryableApplicationError("Karmada "+ref.String()+" not found", ErrNotFound, nil)
+	}
+	return k, nil
+}
+
+// ValidateKarmada reads the Karmada and checks its spec. An invalid spec is a non-retryable
+// ValidationError whose details are the Summary.
+func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, error) {
+	k, found, err := a.get(ctx, ref)
+	if err != nil || !found {
+		return Summary{}, err
+	}
+	sum := Summary{
+		Exists:       true,
+		Deleting:     k.DeletionTimestamp != nil,
+		HasFinalizer: slices.Contains(k.Finalizers, operatorv1alpha1.Finalizer),
+		KeepOnDelete: k.Labels[operatorv1alpha1.LabelDisableCascadingDeletion] == "true",
+		Suspended:    ptr.Deref(k.Spec.Suspend, false),
+		Generation:   k.Generation,
+		ServiceType:  string(ServiceType(k)),
+		LocalEtcd:    !externalEtcd(k),
+		Hashes:       StepHashes(k),
+	}
+	if sum.Deleting {
+		return sum, nil
+	}
+	sum.Invalid = Validate(k)
+	if externalEtcd(k) && k.Spec.Components.Etcd.External.SecretRef.Name != "" {
+		problems, err := a.checkExternalEtcdSecret(ctx, k)
+		if err != nil {
+			return Summary{}, err
+		}
+		sum.Invalid = append(sum.Invalid, problems...)
+	}
+	if len(sum.Invalid) > 0 {
+		return sum, temporal.NewNonRetryableApplicationError(strings.Join(sum.Invalid, "; "), ErrValidation, nil, sum)
+	}
+	return sum, nil
+}
+
+// checkExternalEtcdSecret reports what the external etcd's Secret lacks (nothing when the
+// reference itself is invalid: Validate reports that).
+func (a *Activities) checkExternalEtcdSecret(ctx context.Context, k *operatorv1alpha1.Karmada) ([]string, error) {
+	ref, err := secretRef(k, k.Spec.Components.Etcd.External.SecretRef)
+	if err != nil {
+		return nil, nil
+	}
+	secret, err := a.Host.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading external etcd Secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return validateExternalEtcdSecret(secret, err == nil, ref), nil
+}
+
+// secretRef resolves a Secret reference of k's spec to k's own namespace. A reference into
+// another namespace is refused (Validate reports it first): the worker may read Secrets that
+// the creator of k may not, and would copy their keys into Secrets of k's namespace.
+func secretRef(k *operatorv1alpha1.Karmada, ref operatorv1alpha1.LocalSecretReference) (operatorv1alpha1.LocalSecretReference, error) {
+	if ref.Namespace != "" && ref.Namespace != k.Namespace {
+		return ref, temporal.NewNonRetryableApplicationError(fmt.Sprintf("Secret %s/%s is outside the namespace of Karmada %s/%s",
+			ref.Namespace, ref.Name, k.Namespace, k.Name), ErrValidation, nil)
+	}
+	ref.Namespace = k.Namespace
+	return ref, nil
+}

@@ -1,0 +1,170 @@
+package options
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/leaderelection"
+)
+
+// Validation of the options: every problem reported at once.
+
+// Validate checks every option and reports all problems at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Component != Worker && o.Component != Starter {
+		errs = append(errs, fmt.Errorf("unknown component %q", o.Component))
+	}
+	if err := validateHostPort(o.TemporalAddress); err != nil {
+		errs = append(errs, fmt.Errorf("--temporal-address: %w", err))
+	}
+	if o.NamespaceRetention < 24*time.Hour {
+		errs = append(errs, fmt.Errorf("--temporal-namespace-retention must be at least 24h (Temporal's minimum), got %v", o.NamespaceRetention))
+	}
+	if o.TemporalNamespace == "" {
+		errs = append(errs, errors.New("--temporal-namespace must not be empty"))
+	}
+	if o.TaskQueue == "" {
+		errs = append(errs, errors.New("--task-queue must not be empty"))
+	}
+	if (o.TemporalTLSCertFile == "") != (o.TemporalTLSKeyFile == "") {
+		errs = append(errs, errors.New("--temporal-tls-cert-file and --temporal-tls-key-file go together"))
+	}
+	if o.KubeAPIQPS <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive, got %v", o.KubeAPIQPS))
+	}
+	if o.KubeAPIBurst <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-burst must be positive, got %d", o.KubeAPIBurst))
+	}
+	if err := validateHostPort(o.MetricsBindAddress); err != nil {
+		errs = append(errs, fmt.Errorf("--metrics-bind-address: %w", err))
+	}
+	if _, err := zapcore.ParseLevel(o.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("--log-level: %w", err))
+	}
+	if o.LogFormat != LogFormatJSON && o.LogFormat != LogFormatConsole {
+		errs = append(errs, fmt.Errorf("--log-format must be %s or %s, got %q", LogFormatJSON, LogFormatConsole, o.LogFormat))
+	}
+	if o.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout must be positive, got %v", o.ShutdownTimeout))
+	}
+	if o.MaxConcurrentActivities < 0 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-activities must not be negative, got %d", o.MaxConcurrentActivities))
+	}
+	if o.EnableProxy {
+		if err := validateHostPort(o.ProxyBindAddress); err != nil {
+			errs = append(errs, fmt.Errorf("--proxy-bind-address: %w", err))
+		}
+		if (o.ProxyTLSCertFile == "") != (o.ProxyTLSKeyFile == "") {
+			errs = append(errs, errors.New("--proxy-tls-cert-file and --proxy-tls-key-file go together"))
+		}
+		if o.ProxyRequestTimeout <= 0 {
+			errs = append(errs, fmt.Errorf("--proxy-request-timeout must be positive, got %v", o.ProxyRequestTimeout))
+		}
+	}
+	if o.ServeSearchAPI {
+		if !o.EnableProxy {
+			errs = append(errs, errors.New("--serve-search-api needs --enable-proxy"))
+		}
+		if len(o.SearchEtcdServers) == 0 {
+			errs = append(errs, errors.New("--serve-search-api needs --search-etcd-servers"))
+		}
+		if (o.SearchEtcdCert == "") != (o.SearchEtcdKey == "") {
+			errs = append(errs, errors.New("--search-etcd-certfile and --search-etcd-keyfile go together"))
+		}
+	}
+	if o.MaxConcurrentWorkflowTasks < 2 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-workflow-tasks must be at least 2, got %d", o.MaxConcurrentWorkflowTasks))
+	}
+	if o.MaxConcurrentLocalActivities <= 0 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-local-activities must be positive, got %d", o.MaxConcurrentLocalActivities))
+	}
+	if o.ActivitiesPerSecond < 0 {
+		errs = append(errs, fmt.Errorf("--activities-per-second must not be negative, got %v", o.ActivitiesPerSecond))
+	}
+	if o.ClusterUnhealthyGrace < 0 {
+		errs = append(errs, fmt.Errorf("--cluster-unhealthy-grace must not be negative, got %v", o.ClusterUnhealthyGrace))
+	}
+	if o.ClusterProbeInterval < time.Second {
+		errs = append(errs, fmt.Errorf("--cluster-probe-interval must be at least 1s, got %v", o.ClusterProbeInterval))
+	}
+	if o.ClusterFailureThreshold <= 0 {
+		errs = append(errs, fmt.Errorf("--cluster-failure-threshold must be positive, got %v", o.ClusterFailureThreshold))
+	}
+	if o.TriggerWorkers <= 0 {
+		errs = append(errs, fmt.Errorf("--trigger-workers must be positive, got %d", o.TriggerWorkers))
+	}
+	if o.ResyncPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--resync-period must not be negative, got %v", o.ResyncPeriod))
+	}
+	if o.WorkflowTaskTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("--workflow-task-timeout must be at least 1s, got %v", o.WorkflowTaskTimeout))
+	}
+	if o.StickyScheduleToStartTimeout < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("--sticky-schedule-to-start-timeout must be at least 100ms, got %v", o.StickyScheduleToStartTimeout))
+	}
+	if o.ProvisioningSelector != "" {
+		if _, err := labels.Parse(o.ProvisioningSelector); err != nil {
+			errs = append(errs, fmt.Errorf("--provisioning-selector: %w", err))
+		}
+		if !o.EnableProvisioning {
+			errs = append(errs, errors.New("--provisioning-selector needs --enable-provisioning"))
+		}
+	}
+	if err := validateCRDTarballURL(o.CRDTarballURL); err != nil {
+		errs = append(errs, fmt.Errorf("--crd-tarball-url: %w", err))
+	}
+	if o.CRDTarballTokenSecret != "" {
+		if namespace, name, _ := strings.Cut(o.CRDTarballTokenSecret, "/"); namespace == "" || name == "" || strings.Contains(name, "/") {
+			errs = append(errs, fmt.Errorf("--crd-tarball-token-secret must be <namespace>/<name>, got %q", o.CRDTarballTokenSecret))
+		}
+	}
+	if o.EnsurePeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--ensure-period must be positive, got %v", o.EnsurePeriod))
+	}
+	if le := o.LeaderElection; le.Enabled {
+		// client-go's own rules, reported with the flags' names.
+		jittered := time.Duration(leaderelection.JitterFactor * float64(le.RetryPeriod))
+		if le.RetryPeriod <= 0 || le.RenewDeadline <= jittered || le.LeaseDuration <= le.RenewDeadline {
+			errs = append(errs, fmt.Errorf("leader election needs 0 < %v x --leader-elect-retry-period (%v) < --leader-elect-renew-deadline (%v) < --leader-elect-lease-duration (%v)",
+				leaderelection.JitterFactor, le.RetryPeriod, le.RenewDeadline, le.LeaseDuration))
+		}
+		if le.ResourceName == "" {
+			errs = append(errs, errors.New("--leader-elect-resource-name must not be empty"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateCRDTarballURL checks that u, with a version in place of {{.Version}} (the
+// placeholder of provisioning.CRDTarballVersion), is an http or https URL.
+func validateCRDTarballURL(u string) error {
+	if u == "" {
+		return nil
+	}
+	parsed, err := url.Parse(strings.ReplaceAll(u, "{{.Version}}", "v0.0.0"))
+	if err != nil {
+		return err
+	}
+	if (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+		return fmt.Errorf("%q is not an http or https URL", u)
+	}
+	return nil
+}
+
+func validateHostPort(address string) error {
+	_, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	if port == "" {
+		return fmt.Errorf("%q has no port", address)
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package mcs
+
+import (
+	"slices"
+	"time"
+)
+
+// The changes the starter signals, and the pending work they add up to.
+
+// ChangeKind says what changed, so the workflow redoes only what it affects.
+type ChangeKind string
+
+const (
+	ChangeSpec           ChangeKind = "spec"           // the MultiClusterService or its Service
+	ChangeClusters       ChangeKind = "clusters"       // a Cluster joined, left or changed health
+	ChangeEndpointSlices ChangeKind = "endpointslices" // slices changed in Change.Cluster
+	ChangeWorks          ChangeKind = "works"          // the status of a dispatched Work changed
+)
+
+// Change is the payload of the change signal the starter sends.
+type Change struct {
+	Kind    ChangeKind
+	Cluster string `json:",omitempty"`
+	// DetectedAt is when the starter saw the change, for the sync-duration metrics.
+	DetectedAt time.Time `json:",omitempty"`
+}
+
+// Pending is the work the signals received so far ask for.
+type Pending struct {
+	Full      bool     `json:",omitempty"` // re-read and redo everything
+	Providers []string `json:",omitempty"` // providers whose slices changed
+	Applied   bool     `json:",omitempty"` // re-check the dispatched Works' Applied state
+	// Members asks the member clusters' Work execution to re-apply everything (a user's
+	// resync: objects deleted by hand in a member come back).
+	Members bool `json:",omitempty"`
+	// DetectedAt is the earliest detection time of the pending changes.
+	DetectedAt time.Time `json:",omitempty"`
+}
+
+func (p Pending) any() bool { return p.Full || p.Applied || len(p.Providers) > 0 }
+
+func (p *Pending) add(c Change) {
+	if !c.DetectedAt.IsZero() && (p.DetectedAt.IsZero() || c.DetectedAt.Before(p.DetectedAt)) {
+		p.DetectedAt = c.DetectedAt
+	}
+	switch c.Kind {
+	case ChangeEndpointSlices:
+		if !slices.Contains(p.Providers, c.Cluster) {
+			p.Providers = append(p.Providers, c.Cluster)
+		}
+	case ChangeWorks:
+		p.Applied = true
+	default:
+		p.Full = true
+	}
+}

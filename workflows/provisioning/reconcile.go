@@ -1,0 +1,119 @@
+package provisioning
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	act "github.com/karmadaflow/karmadaflow/activities/provisioning"
+	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+)
+
+// One pass: the object read and validated, then installed, left alone while suspended, or what
+// it installed removed when it goes.
+
+// changeRetryReadyStatus versions retrying a failed write of the Ready status (before, the
+// error was dropped and the object showed Progressing until the next signal).
+const changeRetryReadyStatus = "retry-ready-status"
+
+// reconcile runs one pass and reports whether the workflow is finished (the object is gone).
+func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
+	r.pending, r.retryAt, r.interrupted = false, time.Time{}, false
+	// A resync received during this pass stays for the next one; an interrupted pass hands its
+	// own on as well.
+	force := r.resync
+	r.resync = false
+	defer func() {
+		if r.interrupted {
+			r.resync = r.resync || force
+		}
+	}()
+	r.state.Passes++
+
+	sum, err := r.validate(ctx)
+	var appErr *temporal.ApplicationError
+	switch {
+	case errors.As(err, &appErr) && appErr.Type() == act.ErrValidation:
+		r.state.Generation = sum.Generation
+		// No retry: nothing changes until the spec does.
+		r.setPhase(ctx, PhaseInvalid)
+		r.state.LastError = appErr.Message()
+		err := r.writeStatus(ctx, act.StatusInput{Reason: operatorv1alpha1.ReasonValidationError, Message: appErr.Message(), Warning: true})
+		if err != nil && !errors.Is(err, errInterrupted) {
+			r.retryAt = workflow.Now(ctx).Add(5 * time.Second)
+		}
+		return false
+	case err != nil:
+		r.fail(ctx, "ValidateKarmada", err)
+		return false
+	}
+	r.state.Generation = sum.Generation
+
+	switch {
+	case !sum.Exists:
+		r.setPhase(ctx, PhaseDeleted)
+		return true
+	case sum.Deleting:
+		return r.remove(ctx, sum)
+	case sum.Suspended:
+		r.setPhase(ctx, PhaseSuspended)
+		return false
+	case !sum.HasFinalizer:
+		if err := r.execute(ctx, "AddKarmadaFinalizer", shortOptions, activities.AddKarmadaFinalizer, nil, r.ref); err != nil {
+			r.fail(ctx, "AddKarmadaFinalizer", err)
+			return false
+		}
+	}
+
+	if err := r.install(ctx, sum, force); err != nil {
+		if errors.Is(err, errInterrupted) {
+			return false
+		}
+		r.fail(ctx, r.state.Step, err)
+		r.state.Step = ""
+		return false
+	}
+	r.state.Step, r.state.LastError, r.state.Failures = "", "", 0
+	r.setPhase(ctx, PhaseReady)
+	err = r.writeStatus(ctx, act.StatusInput{Ready: true, Reason: operatorv1alpha1.ReasonCompleted,
+		Message: "Karmada control plane installed", AdminConfig: true, Completed: true})
+	if err != nil && !errors.Is(err, errInterrupted) &&
+		workflow.GetVersion(ctx, changeRetryReadyStatus, workflow.DefaultVersion, 1) == 1 {
+		r.fail(ctx, "WriteKarmadaStatus", err) // the retry's pass writes Ready again
+	}
+	return false
+}
+
+// validate reads and checks the object; a validation error carries the Summary as details.
+func (r *reconciler) validate(ctx workflow.Context) (act.Summary, error) {
+	var sum act.Summary
+	err := r.execute(ctx, "ValidateKarmada", shortOptions, activities.ValidateKarmada, &sum, r.ref)
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == act.ErrValidation && appErr.HasDetails() {
+		_ = appErr.Details(&sum)
+	}
+	return sum, err
+}
+
+// remove deletes what the instance installed (unless the object asks to keep it), then
+// releases the finalizer.
+func (r *reconciler) remove(ctx workflow.Context, sum act.Summary) bool {
+	r.setPhase(ctx, PhaseDeleting)
+	if sum.HasFinalizer && !sum.KeepOnDelete {
+		var removed int
+		if err := r.execute(ctx, "Uninstall", shortOptions, activities.Uninstall, &removed, r.ref); err != nil {
+			r.fail(ctx, "Uninstall", err)
+			return false
+		}
+	}
+	if sum.HasFinalizer {
+		if err := r.execute(ctx, "RemoveKarmadaFinalizer", shortOptions, activities.RemoveKarmadaFinalizer, nil, r.ref); err != nil {
+			r.fail(ctx, "RemoveKarmadaFinalizer", err)
+			return false
+		}
+	}
+	r.setPhase(ctx, PhaseDeleted)
+	return true
+}
