@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
@@ -120,7 +121,10 @@ func createService(t *testing.T, cluster *env.Cluster, namespace, name string) {
 func scale(t *testing.T, cluster *env.Cluster, namespace, name string, replicas int32) {
 	t.Helper()
 	deployments := cluster.Client().AppsV1().Deployments(namespace)
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// The Deployment controller writes its status after each change: under a burst of scalings
+	// the default 5 quick retries are not enough.
+	backoff := wait.Backoff{Steps: 30, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.1, Cap: time.Second}
+	require.NoError(t, retry.RetryOnConflict(backoff, func() error {
 		s, err := deployments.GetScale(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
