@@ -215,19 +215,7 @@ func (e *Env) startKarmadaComponent(bin string, args []string, port int) (*proce
 
 // get answers nil when url answers 200, verifying the components' CA over HTTPS.
 func (k *karmadaComponents) get(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := k.client.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s answered %s", url, resp.Status)
-	}
-	return nil
+	return getOK(ctx, k.client, url)
 }
 
 // aggregatedArgs are upstream's flags of karmada-aggregated-apiserver, on loopback and the

@@ -271,12 +271,15 @@ func (e *Env) checkTemporalUI(ctx context.Context) error {
 }
 
 // httpOK succeeds if a plain HTTP GET of url answers 200.
-func httpOK(ctx context.Context, url string) error {
+func httpOK(ctx context.Context, url string) error { return getOK(ctx, http.DefaultClient, url) }
+
+// getOK succeeds if a GET of url with client answers 200.
+func getOK(ctx context.Context, client *http.Client, url string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
