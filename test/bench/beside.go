@@ -216,20 +216,8 @@ func (b *Bench) waitNamespaceInMembers(ctx context.Context, namespace string, ti
 // slice, the Works carrying the stream's slices in the provider's execution namespace
 // (collected) and in each consumer's (dispatched), and the dispatched slice in each consumer.
 func (b *Bench) watchBesideStages(ctx context.Context, st stream, provider string, consumers []string, seen *sightings) error {
-	own := labels.Set{networkingv1alpha1.LabelServiceName: st.service, networkingv1alpha1.LabelEndpointSliceManagedBy: ManagedBy}
-	if err := b.watchSlices(ctx, provider, st.namespace, own, func(ev SliceEvent) {
-		seen.see(provider, sliceAddresses(ev), ev.At)
-	}); err != nil {
+	if err := b.watchSliceEnds(ctx, st, provider, consumers, seen); err != nil {
 		return err
-	}
-	for _, c := range consumers {
-		if err := b.watchSlices(ctx, c, st.namespace, dispatchedSelector(st.service), func(ev SliceEvent) {
-			if ev.Slice.Annotations[networkingv1alpha1.AnnotationProvisionCluster] == provider {
-				seen.see(c, sliceAddresses(ev), ev.At)
-			}
-		}); err != nil {
-			return err
-		}
 	}
 	works := labels.Set{networkingv1alpha1.LabelMCSName: st.service, networkingv1alpha1.LabelMCSNamespace: st.namespace}
 	return b.watchControlPlane(ctx, kube.Works, "", works, func(w *unstructured.Unstructured, deleted bool, at time.Time) {

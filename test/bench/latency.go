@@ -108,20 +108,8 @@ func addressIn(prefix netip.Prefix, k int) netip.Addr {
 // slice, the collected Work (provider's execution namespace), the dispatched Works (each
 // consumer's) and the dispatched slice in each consumer.
 func (b *Bench) watchLatencyStages(ctx context.Context, st stream, provider string, consumers []string, seen *sightings) error {
-	own := labels.Set{networkingv1alpha1.LabelServiceName: st.service, networkingv1alpha1.LabelEndpointSliceManagedBy: ManagedBy}
-	if err := b.watchSlices(ctx, provider, st.namespace, own, func(ev SliceEvent) {
-		seen.see(provider, sliceAddresses(ev), ev.At)
-	}); err != nil {
+	if err := b.watchSliceEnds(ctx, st, provider, consumers, seen); err != nil {
 		return err
-	}
-	for _, c := range consumers {
-		if err := b.watchSlices(ctx, c, st.namespace, dispatchedSelector(st.service), func(ev SliceEvent) {
-			if ev.Slice.Annotations[networkingv1alpha1.AnnotationProvisionCluster] == provider {
-				seen.see(c, sliceAddresses(ev), ev.At)
-			}
-		}); err != nil {
-			return err
-		}
 	}
 	// The intermediate stages: the collected Work (provider's execution namespace) and the
 	// dispatched Works (each consumer's), as a watch on the control plane sees them.
@@ -423,4 +411,25 @@ const (
 
 func delivered(lat []time.Duration) []time.Duration {
 	return slices.DeleteFunc(slices.Clone(lat), func(d time.Duration) bool { return d < 0 })
+}
+
+// watchSliceEnds records in seen when the provider's own slice and the slice dispatched to each
+// consumer show each address: the two ends of every latency measured.
+func (b *Bench) watchSliceEnds(ctx context.Context, st stream, provider string, consumers []string, seen *sightings) error {
+	own := labels.Set{networkingv1alpha1.LabelServiceName: st.service, networkingv1alpha1.LabelEndpointSliceManagedBy: ManagedBy}
+	if err := b.watchSlices(ctx, provider, st.namespace, own, func(ev SliceEvent) {
+		seen.see(provider, sliceAddresses(ev), ev.At)
+	}); err != nil {
+		return err
+	}
+	for _, c := range consumers {
+		if err := b.watchSlices(ctx, c, st.namespace, dispatchedSelector(st.service), func(ev SliceEvent) {
+			if ev.Slice.Annotations[networkingv1alpha1.AnnotationProvisionCluster] == provider {
+				seen.see(c, sliceAddresses(ev), ev.At)
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
