@@ -2,17 +2,24 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/singleflight"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -31,28 +38,84 @@ func (c Caller) impersonation() rest.ImpersonationConfig {
 
 var errUnauthenticated = errors.New("the request carries neither a valid bearer token nor a client certificate")
 
+// errTooManyReviews is the answer to a caller who would need a review while MaxInFlight
+// reviews of its kind are in flight already.
+var errTooManyReviews = errors.New("too many callers are being reviewed by the control plane; retry later")
+
+// ReviewOptions bound the TokenReviews and SubjectAccessReviews the proxy asks the control
+// plane for. A zero field takes its default.
+type ReviewOptions struct {
+	// CacheTTL is how long a token's user, and a SubjectAccessReview that allowed, are
+	// remembered (default 10s).
+	CacheTTL time.Duration
+	// FailureCacheTTL is how long a token the control plane did not authenticate, and a
+	// SubjectAccessReview that denied, are remembered (default 10s, as kube-apiserver's
+	// webhook token authenticator remembers failures). Errors are never remembered.
+	FailureCacheTTL time.Duration
+	// MaxInFlight bounds the TokenReviews in flight, and apart from them the
+	// SubjectAccessReviews (default 8). A caller who would need one more is answered 429 with
+	// Retry-After at once; callers whose answers are remembered never wait for it.
+	MaxInFlight int
+}
+
+// Default review options.
+const (
+	DefaultReviewCacheTTL        = 10 * time.Second
+	DefaultReviewFailureCacheTTL = 10 * time.Second
+	DefaultReviewMaxInFlight     = 8
+)
+
+func (o ReviewOptions) withDefaults() ReviewOptions {
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = DefaultReviewCacheTTL
+	}
+	if o.FailureCacheTTL <= 0 {
+		o.FailureCacheTTL = DefaultReviewFailureCacheTTL
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = DefaultReviewMaxInFlight
+	}
+	return o
+}
+
+// reviewTimeout bounds one review: it is shared by every caller waiting for the same answer,
+// so it does not end with the request that started it.
+const reviewTimeout = 30 * time.Second
+
 // identities authenticates callers with TokenReview and authorizes them with
-// SubjectAccessReview on the control plane, remembering answers for a short time.
+// SubjectAccessReview on the control plane. Answers are remembered (k8s.io/apiserver's cached
+// token authenticator for tokens, keyed by an HMAC of the token; an LRU cache for access),
+// concurrent callers waiting for the same answer share one review, and at most MaxInFlight
+// reviews of each kind are in flight.
 type identities struct {
 	client kubernetes.Interface
-	ttl    time.Duration
+	opts   ReviewOptions
 
-	mu      sync.Mutex
-	callers map[[32]byte]cached[Caller]
-	allowed map[string]cached[bool]
+	tokens authenticator.Token
+
+	accessSlots *semaphore.Weighted
+	allowed     *utilcache.LRUExpireCache
+	accessGroup singleflight.Group
 }
 
-type cached[T any] struct {
-	value   T
-	expires time.Time
-}
+// maxCachedAccess bounds the SubjectAccessReview answers remembered.
+const maxCachedAccess = 10000
 
-func newIdentities(client kubernetes.Interface, ttl time.Duration) *identities {
-	return &identities{client: client, ttl: ttl, callers: map[[32]byte]cached[Caller]{}, allowed: map[string]cached[bool]{}}
+func newIdentities(client kubernetes.Interface, opts ReviewOptions) *identities {
+	opts = opts.withDefaults()
+	reviewer := &tokenReviewer{client: client, slots: semaphore.NewWeighted(int64(opts.MaxInFlight))}
+	return &identities{
+		client: client, opts: opts,
+		// Errors (the control plane unreachable, too many reviews in flight) are not cached.
+		tokens:      tokencache.New(reviewer, false, opts.CacheTTL, opts.FailureCacheTTL),
+		accessSlots: semaphore.NewWeighted(int64(opts.MaxInFlight)),
+		allowed:     utilcache.NewLRUExpireCache(maxCachedAccess),
+	}
 }
 
 // authenticate returns who sent r: the subject of a verified client certificate, or the
-// user a bearer token belongs to.
+// user a bearer token belongs to. The error is errUnauthenticated, errTooManyReviews, or the
+// TokenReview's failure.
 func (id *identities) authenticate(ctx context.Context, r *http.Request) (Caller, error) {
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
 		cert := r.TLS.VerifiedChains[0][0]
@@ -62,51 +125,96 @@ func (id *identities) authenticate(ctx context.Context, r *http.Request) (Caller
 	if !ok || strings.TrimSpace(token) == "" {
 		return Caller{}, errUnauthenticated
 	}
-	key := sha256.Sum256([]byte(token))
-	now := time.Now()
-	id.mu.Lock()
-	if c, ok := id.callers[key]; ok && now.Before(c.expires) {
-		id.mu.Unlock()
-		return c.value, nil
-	}
-	id.mu.Unlock()
-
-	review, err := id.client.AuthenticationV1().TokenReviews().Create(ctx,
-		&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	resp, ok, err := id.tokens.AuthenticateToken(ctx, token)
 	if err != nil {
 		return Caller{}, err
 	}
-	if !review.Status.Authenticated {
+	if !ok || resp == nil || resp.User == nil {
 		return Caller{}, errUnauthenticated
 	}
-	u := review.Status.User
-	c := Caller{Name: u.Username, UID: u.UID, Groups: u.Groups}
-	if len(u.Extra) > 0 {
+	u := resp.User
+	c := Caller{Name: u.GetName(), UID: u.GetUID(), Groups: slices.Clone(u.GetGroups())}
+	if extra := u.GetExtra(); len(extra) > 0 {
 		c.Extra = map[string][]string{}
-		for k, v := range u.Extra {
-			c.Extra[k] = v
+		for k, v := range extra {
+			c.Extra[k] = slices.Clone(v)
 		}
 	}
-	id.mu.Lock()
-	defer id.mu.Unlock()
-	if len(id.callers) > 10000 {
-		id.callers = map[[32]byte]cached[Caller]{}
-	}
-	id.callers[key] = cached[Caller]{value: c, expires: now.Add(id.ttl)}
 	return c, nil
+}
+
+// tokenReviewer is the authenticator.Token the cache asks on a miss: one TokenReview, when
+// fewer than its slots are in flight. A token the control plane does not authenticate is a
+// failure (cached), not an error (not cached), whatever the review's status.error says.
+type tokenReviewer struct {
+	client kubernetes.Interface
+	slots  *semaphore.Weighted
+}
+
+func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
+	if !t.slots.TryAcquire(1) {
+		return nil, false, errTooManyReviews
+	}
+	defer t.slots.Release(1)
+	review, err := t.client.AuthenticationV1().TokenReviews().Create(ctx,
+		&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, false, fmt.Errorf("reviewing the token: %w", err)
+	}
+	if !review.Status.Authenticated {
+		return nil, false, nil
+	}
+	u := review.Status.User
+	info := &user.DefaultInfo{Name: u.Username, UID: u.UID, Groups: u.Groups}
+	if len(u.Extra) > 0 {
+		info.Extra = map[string][]string{}
+		for k, v := range u.Extra {
+			info.Extra[k] = v
+		}
+	}
+	return &authenticator.Response{User: info}, true, nil
 }
 
 // authorize asks whether c may use the proxy with verb (proxying/proxy in search.karmada.io).
 func (id *identities) authorize(ctx context.Context, c Caller, verb string) (bool, error) {
-	key := verb + "\x00" + c.Name + "\x00" + c.UID + "\x00" + strings.Join(c.Groups, ",")
-	now := time.Now()
-	id.mu.Lock()
-	if a, ok := id.allowed[key]; ok && now.Before(a.expires) {
-		id.mu.Unlock()
-		return a.value, nil
+	key := accessKey(c, verb)
+	if allowed, ok := id.allowed.Get(key); ok {
+		return allowed.(bool), nil
 	}
-	id.mu.Unlock()
+	answer := id.accessGroup.DoChan(key, func() (any, error) {
+		if allowed, ok := id.allowed.Get(key); ok { // raced with a review that just ended
+			return allowed.(bool), nil
+		}
+		if !id.accessSlots.TryAcquire(1) {
+			return false, errTooManyReviews
+		}
+		defer id.accessSlots.Release(1)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+		defer cancel()
+		allowed, err := id.review(ctx, c, verb)
+		if err != nil {
+			return false, err
+		}
+		ttl := id.opts.CacheTTL
+		if !allowed {
+			ttl = id.opts.FailureCacheTTL
+		}
+		id.allowed.Add(key, allowed, ttl)
+		return allowed, nil
+	})
+	select {
+	case a := <-answer:
+		if a.Err != nil {
+			return false, a.Err
+		}
+		return a.Val.(bool), nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
 
+// review asks the control plane whether c may use the proxy with verb.
+func (id *identities) review(ctx context.Context, c Caller, verb string) (bool, error) {
 	extra := map[string]authorizationv1.ExtraValue{}
 	for k, v := range c.Extra {
 		extra[k] = v
@@ -122,13 +230,37 @@ func (id *identities) authorize(ctx context.Context, c Caller, verb string) (boo
 	if err != nil {
 		return false, err
 	}
-	id.mu.Lock()
-	defer id.mu.Unlock()
-	if len(id.allowed) > 10000 {
-		id.allowed = map[string]cached[bool]{}
-	}
-	id.allowed[key] = cached[bool]{value: review.Status.Allowed, expires: now.Add(id.ttl)}
 	return review.Status.Allowed, nil
+}
+
+// accessKey identifies a SubjectAccessReview: the verb and everything of the caller it is
+// asked about, each part length-prefixed so that no two callers share a key.
+func accessKey(c Caller, verb string) string {
+	var b strings.Builder
+	part := func(s string) { fmt.Fprintf(&b, "%d:%s", len(s), s) }
+	part(verb)
+	part(c.Name)
+	part(c.UID)
+	fmt.Fprintf(&b, "%d", len(c.Groups))
+	for _, g := range c.Groups {
+		part(g)
+	}
+	keys := slices.Sorted(maps.Keys(c.Extra))
+	fmt.Fprintf(&b, "%d", len(keys))
+	for _, k := range keys {
+		part(k)
+		fmt.Fprintf(&b, "%d", len(c.Extra[k]))
+		for _, v := range c.Extra[k] {
+			part(v)
+		}
+	}
+	return b.String()
+}
+
+// writeTooManyReviews answers errTooManyReviews as an API server at its limit of requests in
+// flight does: 429 TooManyRequests with Retry-After.
+func writeTooManyReviews(w http.ResponseWriter) {
+	(&refusal{apierrors.NewTooManyRequests(errTooManyReviews.Error(), retryAfterSeconds)}).write(w)
 }
 
 // verbOf is the authorization verb of an HTTP method.

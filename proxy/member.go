@@ -2,14 +2,12 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 )
-
-// maxBody bounds what the proxy reads of one member answer.
-const maxBody = 512 << 20
 
 const (
 	acceptJSON  = "application/json"
@@ -59,7 +57,9 @@ func (s *Server) open(ctx context.Context, req *request, cluster, method, path s
 	return resp, nil
 }
 
-// fetch is open for a whole answer, as the member sent it.
+// fetch is open for a whole answer, as the member sent it: at most the proxy's
+// MaxResponseBodyBytes, held in the request's budget. An answer beyond either fails the
+// request (memberError.refusal), never cut short.
 func (s *Server) fetch(ctx context.Context, req *request, cluster, path string, query url.Values) ([]byte, *memberError) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
@@ -68,8 +68,12 @@ func (s *Server) fetch(ctx context.Context, req *request, cluster, path string, 
 		return nil, merr
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
+	data, err := readAnswer(resp.Body, resp.ContentLength, cluster, s.limits.MaxResponseBodyBytes, req.hold)
+	var refused *refusal
+	switch {
+	case errors.As(err, &refused):
+		return nil, &memberError{cluster: cluster, refusal: refused}
+	case err != nil:
 		return nil, &memberError{cluster: cluster, err: err}
 	}
 	return data, nil

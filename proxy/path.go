@@ -5,6 +5,7 @@ package proxy
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -16,13 +17,15 @@ const Name = "karmada"
 
 // Target is what a Kubernetes API path names.
 type Target struct {
-	// Path is the Kubernetes path after BasePath, always starting with "/".
+	// Path is the Kubernetes path after BasePath, always starting with "/", escaped as the
+	// request's URL escapes it (url.URL.EscapedPath): a segment "a%2Fb" stays one segment.
 	Path string
 	// IsResource tells a resource path from a non-resource one (/api, /apis, /version, ...).
 	IsResource bool
 	// Watch is set for the legacy /watch/ form of a watch.
 	Watch bool
 
+	// The segments of Path, unescaped.
 	Group, Version, Namespace, Resource, Name, Subresource string
 }
 
@@ -30,8 +33,10 @@ type Target struct {
 // path would otherwise read as a resource kind.
 var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
 
-// ParsePath splits a request path of the proxy into what it names. It fails for a path
-// outside BasePath and for segments that are empty, "." or "..".
+// ParsePath splits a request path of the proxy, escaped (url.URL.EscapedPath), into what it
+// names: the path is split at its slashes, then each segment unescaped, so that an escaped
+// "/", "?" or "#" stays inside its segment. It fails for a path outside BasePath and for
+// segments that are not validly escaped or are, unescaped, empty, "." or "..".
 func ParsePath(path string) (Target, error) {
 	rest, ok := strings.CutPrefix(path, BasePath)
 	if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
@@ -42,10 +47,15 @@ func ParsePath(path string) (Target, error) {
 	}
 	t := Target{Path: rest}
 	parts := strings.Split(strings.TrimSuffix(rest[1:], "/"), "/")
-	for _, p := range parts {
+	for i, p := range parts {
+		p, err := url.PathUnescape(p)
+		if err != nil {
+			return Target{}, fmt.Errorf("path %q: %w", rest, err)
+		}
 		if p == "" || p == "." || p == ".." {
 			return Target{}, fmt.Errorf("path %q has an empty, \".\" or \"..\" segment", rest)
 		}
+		parts[i] = p
 	}
 	switch {
 	case parts[0] == "api" && len(parts) >= 3:
@@ -82,33 +92,52 @@ func ParsePath(path string) (Target, error) {
 }
 
 // CollectionPath is the Kubernetes path of the target's collection in namespace ("" for all
-// namespaces or a cluster-scoped resource).
+// namespaces or a cluster-scoped resource), each segment escaped.
 func (t Target) CollectionPath(namespace string) string {
 	var b strings.Builder
 	if t.Group == "" {
-		b.WriteString("/api/" + t.Version)
+		b.WriteString("/api/" + url.PathEscape(t.Version))
 	} else {
-		b.WriteString("/apis/" + t.Group + "/" + t.Version)
+		b.WriteString("/apis/" + url.PathEscape(t.Group) + "/" + url.PathEscape(t.Version))
 	}
 	if namespace != "" {
-		b.WriteString("/namespaces/" + namespace)
+		b.WriteString("/namespaces/" + url.PathEscape(namespace))
 	}
-	b.WriteString("/" + t.Resource)
+	b.WriteString("/" + url.PathEscape(t.Resource))
 	return b.String()
 }
 
-// ObjectPath is the Kubernetes path of the named object (without the legacy /watch/ prefix).
+// NamePath is the Kubernetes path of the named object, escaped, without subresource (nor the
+// legacy /watch/ prefix).
+func (t Target) NamePath() string {
+	return t.CollectionPath(t.Namespace) + "/" + url.PathEscape(t.Name)
+}
+
+// ObjectPath is the Kubernetes path of the named object, escaped (without the legacy /watch/
+// prefix).
 func (t Target) ObjectPath() string {
-	p := t.CollectionPath(t.Namespace) + "/" + t.Name
+	p := t.NamePath()
 	if t.Subresource != "" {
-		// Keep whatever follows the subresource (pods/x/proxy/a/b).
-		idx := strings.Index(t.Path, "/"+t.Name+"/"+t.Subresource)
+		// Keep whatever follows the subresource (pods/x/proxy/a/b), as escaped as it came.
+		name, sub := "/"+url.PathEscape(t.Name), "/"+url.PathEscape(t.Subresource)
+		idx := strings.Index(t.Path, name+sub)
 		if idx >= 0 {
-			return p + t.Path[idx+len("/"+t.Name):]
+			return p + t.Path[idx+len(name):]
 		}
-		p += "/" + t.Subresource
+		p += sub
 	}
 	return p
+}
+
+// setEscapedPath sets u's path to escaped, an escaped path, keeping its escaping (u.RawPath):
+// an escaped "/" stays inside its segment.
+func setEscapedPath(u *url.URL, escaped string) error {
+	path, err := url.PathUnescape(escaped)
+	if err != nil {
+		return err
+	}
+	u.Path, u.RawPath = path, escaped
+	return nil
 }
 
 // GroupVersion is the target's API version as apiVersion spells it.

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/streaming/pkg/httpstream"
@@ -29,8 +31,12 @@ type Config struct {
 	// ControlPlane is the worker's identity in the Karmada control plane; the proxy
 	// impersonates each caller with it.
 	ControlPlane *rest.Config
-	// Auth reviews tokens and access in the control plane.
+	// Auth reviews tokens and access in the control plane: best a client of its own, with its
+	// own rate limiter, so that a flood of reviews queues no other client's requests.
 	Auth kubernetes.Interface
+	// Reviews bound the reviews Auth is asked for: how long answers are remembered, and how
+	// many may be in flight.
+	Reviews ReviewOptions
 	// Member returns the credentials of a member cluster (its impersonator).
 	Member func(ctx context.Context, cluster string) (*rest.Config, error)
 	// State returns the ResourceRegistries and Clusters as last seen.
@@ -39,7 +45,9 @@ type Config struct {
 	Kind func(schema.GroupVersionResource) (string, error)
 	// Timeout bounds each request to a member, except watches.
 	Timeout time.Duration
-	Logger  *zap.Logger
+	// Limits bound request bodies, member answers held in memory and requests in flight.
+	Limits Limits
+	Logger *zap.Logger
 }
 
 // Server is the proxy's HTTP handler.
@@ -48,6 +56,16 @@ type Server struct {
 	identities *identities
 	transports *transports
 	accessLog  *zap.Logger
+	// limits are cfg.Limits with defaults; inFlight and longRunning are the slots of requests
+	// served at once, budget the bytes held at once.
+	limits      Limits
+	inFlight    slots
+	longRunning slots
+	budget      *budget
+	// callerSlots bound each caller's long-running requests (limits.go); membership tells
+	// watches when their clusters change (watch.go).
+	callerSlots callerSlots
+	membership  membership
 }
 
 // NewServer returns the proxy handler.
@@ -58,7 +76,10 @@ func NewServer(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Server{cfg: cfg, identities: newIdentities(cfg.Auth, 10*time.Second), transports: newTransports(), accessLog: cfg.Logger.Named("access")}
+	limits := cfg.Limits.withDefaults()
+	return &Server{cfg: cfg, identities: newIdentities(cfg.Auth, cfg.Reviews), transports: newTransports(), accessLog: cfg.Logger.Named("access"),
+		limits: limits, inFlight: make(slots, limits.MaxRequestsInFlight), longRunning: make(slots, limits.MaxLongRunningRequestsInFlight),
+		budget: &budget{max: limits.MaxBufferedBytes}}
 }
 
 // request is one call through the proxy.
@@ -67,15 +88,19 @@ type request struct {
 	r      *http.Request
 	target Target
 	caller Caller
+	hold   *hold // what the request holds of the proxy's buffer budget
 }
 
 // ServeHTTP serves a request and writes its line in the access log: one line per request,
-// naming the caller, the clusters reached, the status and the duration.
+// naming the caller, the clusters reached, the status and the duration. The limits apply
+// before the caller is authenticated: a flood costs no review beyond them.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.logged(w, r, func(w http.ResponseWriter, a *access) {
-		if s.admit(w, r, a) {
-			s.route(w, r, a)
-		}
+		s.limited(w, r, func(r *http.Request, h *hold) {
+			if s.admit(w, r, a) {
+				s.route(w, r, a, h)
+			}
+		})
 	})
 }
 
@@ -85,7 +110,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ServeAs(w http.ResponseWriter, r *http.Request, caller Caller) {
 	s.logged(w, r, func(w http.ResponseWriter, a *access) {
 		a.caller = caller
-		s.route(w, r, a)
+		s.limited(w, r, func(r *http.Request, h *hold) { s.route(w, r, a, h) })
 	})
 }
 
@@ -102,6 +127,10 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, serve func(http.
 // when not, it has answered the request.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *access) bool {
 	caller, err := s.identities.authenticate(r.Context(), r)
+	if errors.Is(err, errTooManyReviews) {
+		writeTooManyReviews(w)
+		return false
+	}
 	if err != nil {
 		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized: "+err.Error())
 		return false
@@ -109,6 +138,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *access) bool {
 	a.caller = caller
 	allowed, err := s.identities.authorize(r.Context(), caller, a.verb)
 	switch {
+	case errors.Is(err, errTooManyReviews):
+		writeTooManyReviews(w)
+		return false
 	case err != nil:
 		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "authorizing the request: "+err.Error())
 		return false
@@ -121,13 +153,18 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *access) bool {
 }
 
 // route sends a.caller's request where its path leads, recording in a where it went.
-func (s *Server) route(w http.ResponseWriter, r *http.Request, a *access) {
-	target, err := ParsePath(r.URL.Path)
+func (s *Server) route(w http.ResponseWriter, r *http.Request, a *access, h *hold) {
+	release, ok := s.takeCallerSlot(w, r, a.caller)
+	if !ok {
+		return
+	}
+	defer release()
+	target, err := ParsePath(r.URL.EscapedPath())
 	if err != nil {
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, err.Error())
 		return
 	}
-	req := &request{w: w, r: r, target: target, caller: a.caller}
+	req := &request{w: w, r: r, target: target, caller: a.caller, hold: h}
 	placements := s.placements(target)
 	if len(placements) == 0 {
 		a.clusters = []string{controlPlaneName}
@@ -196,6 +233,10 @@ func (s *Server) pass(req *request, cfg *rest.Config, name string) {
 		return
 	}
 	base, err := url.Parse(cfg.Host)
+	if err == nil {
+		// The target's path as the caller escaped it: "a%2Fb" stays one segment.
+		err = setEscapedPath(base, strings.TrimSuffix(base.EscapedPath(), "/")+req.target.Path)
+	}
 	if err != nil {
 		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
 		return
@@ -203,14 +244,17 @@ func (s *Server) pass(req *request, cfg *rest.Config, name string) {
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = base.Scheme, base.Host
-			pr.Out.URL.Path = strings.TrimSuffix(base.Path, "/") + req.target.Path
-			pr.Out.URL.RawPath = ""
+			pr.Out.URL.Path, pr.Out.URL.RawPath = base.Path, base.RawPath
 			pr.Out.Host = base.Host
 			stripCredentials(pr.Out.Header)
 		},
 		Transport:     rt,
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if tooLarge, ok := asBodyTooLarge(err); ok {
+				tooLarge.write(w) // the caller's body went past the limit while it was passed on
+				return
+			}
 			if errors.Is(err, context.Canceled) {
 				return
 			}
@@ -220,12 +264,32 @@ func (s *Server) pass(req *request, cfg *rest.Config, name string) {
 	proxy.ServeHTTP(req.w, req.r)
 }
 
-// stripCredentials removes what the caller sent to identify itself: the proxy's own
-// transport authenticates and impersonates.
+// Identity headers: the front-proxy headers of kube-apiserver's default
+// --requestheader-*-headers (which the aggregator sends and an API server behind it believes)
+// and client-go's impersonation headers.
+var (
+	remoteUserHeaders         = headerrequest.StaticStringSlice{"X-Remote-User"}
+	remoteUIDHeaders          = headerrequest.StaticStringSlice{"X-Remote-Uid"}
+	remoteGroupHeaders        = headerrequest.StaticStringSlice{"X-Remote-Group"}
+	remoteExtraHeaderPrefixes = headerrequest.StaticStringSlice{"X-Remote-Extra-"}
+	// Any other Impersonate-* header (Impersonate-Extra-*, and whatever a later client-go
+	// adds) goes too.
+	impersonationHeaders = []string{authenticationv1.ImpersonateUserHeader, authenticationv1.ImpersonateUIDHeader,
+		authenticationv1.ImpersonateGroupHeader}
+)
+
+// stripCredentials removes what the caller sent to identify itself, or to be taken for
+// another: its credentials, the front-proxy headers (X-Remote-User, X-Remote-Group,
+// X-Remote-Extra-*, ...) and the impersonation headers it set itself. The proxy's own
+// transport authenticates and impersonates the caller.
 func stripCredentials(h http.Header) {
 	h.Del("Authorization")
+	headerrequest.ClearAuthenticationHeaders(h, remoteUserHeaders, remoteUIDHeaders, remoteGroupHeaders, remoteExtraHeaderPrefixes)
+	for _, k := range impersonationHeaders {
+		h.Del(k)
+	}
 	for k := range h {
-		if strings.HasPrefix(k, "Impersonate-") {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Impersonate-") {
 			h.Del(k)
 		}
 	}

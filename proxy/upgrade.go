@@ -20,11 +20,14 @@ func (s *Server) upgrade(req *request, cfg *rest.Config, name string) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Impersonate = req.caller.impersonation()
 	location, err := url.Parse(cfg.Host)
+	if err == nil {
+		// The target's path as the caller escaped it: "a%2Fb" stays one segment.
+		err = setEscapedPath(location, strings.TrimSuffix(location.EscapedPath(), "/")+req.target.Path)
+	}
 	if err != nil {
 		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
 		return
 	}
-	location.Path = strings.TrimSuffix(location.Path, "/") + req.target.Path
 	location.RawQuery = req.r.URL.RawQuery
 	tlsConfig, err := rest.TLSConfigFor(cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -119,6 +120,12 @@ func (s *Server) list(req *request, placements []Placement) {
 		}
 	}
 
+	for _, p := range pages {
+		if r := firstRefusal(p.err); r != nil {
+			r.write(req.w) // an answer the proxy may not hold fails the list, never shortens it
+			return
+		}
+	}
 	key := itemsKey(req.r)
 	var envelope []byte // the first answer's, for kind, apiVersion and a Table's columns
 	var items [][]byte
@@ -317,7 +324,7 @@ func (s *Server) listPage(req *request, placements []Placement, versions map[str
 // find asks every placement for the named object and returns the answers that have it.
 func (s *Server) find(req *request, placements []Placement, query url.Values) (found []page, failed []*memberError) {
 	versions, _ := requestedVersions(req.r.URL.Query().Get("resourceVersion"))
-	path := req.target.CollectionPath(req.target.Namespace) + "/" + req.target.Name
+	path := req.target.NamePath()
 	answers := make([]page, len(placements))
 	var wg sync.WaitGroup
 	for i, p := range placements {
@@ -341,6 +348,10 @@ func (s *Server) find(req *request, placements []Placement, query url.Values) (f
 // one answers for a lookup that found zero or several objects, and reports whether exactly
 // one was found.
 func (s *Server) one(req *request, found []page, failed []*memberError) bool {
+	if r := firstRefusal(failed...); r != nil {
+		r.write(req.w)
+		return false
+	}
 	switch {
 	case len(found) > 1:
 		clusters := make([]string, 0, len(found))
@@ -400,7 +411,12 @@ func (s *Server) toOwner(req *request, placements []Placement) {
 	}
 	cluster := found[0].cluster
 	if req.r.Method == http.MethodPut {
-		if err := translateBody(req.r, cluster); err != nil {
+		if err := translateBody(req.r, cluster, req.hold); err != nil {
+			var refused *refusal
+			if errors.As(err, &refused) {
+				refused.write(req.w)
+				return
+			}
 			writeStatus(req.w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
 			return
 		}
@@ -415,28 +431,42 @@ func (s *Server) toOwner(req *request, placements []Placement) {
 
 // translateBody makes an object read through the proxy fit for its cluster again: the
 // multi-cluster resourceVersion becomes the cluster's own and the proxy's annotation goes.
-func translateBody(r *http.Request, cluster string) error {
+// The body, bounded by the proxy's MaxRequestBodyBytes (limited), is held in the request's
+// budget; a body past the bound is a refusal (413).
+func translateBody(r *http.Request, cluster string, h *hold) error {
 	if !strings.Contains(r.Header.Get("Content-Type"), "json") || r.Body == nil {
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	data, err := io.ReadAll(&heldReader{r: r.Body, hold: h})
+	if tooLarge, ok := asBodyTooLarge(err); ok {
+		return tooLarge
+	}
 	if err != nil {
 		return err
 	}
-	var obj map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil {
+	// Only metadata is decoded; every other value stays the raw JSON it was: decoded into
+	// maps, a 3 MiB array of numbers took over 170 MiB.
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
 		return fmt.Errorf("the request body is not a JSON object: %w", err)
 	}
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		if rv, _ := md["resourceVersion"].(string); rv != "" {
+	var md map[string]json.RawMessage
+	if json.Unmarshal(obj["metadata"], &md) == nil && md != nil {
+		var rv string
+		if json.Unmarshal(md["resourceVersion"], &rv) == nil && rv != "" {
 			if versions, err := DecodeResourceVersion(rv); err == nil && versions[cluster] != "" {
-				md["resourceVersion"] = versions[cluster]
+				md["resourceVersion"] = quote(versions[cluster])
 			}
 		}
-		if annotations, ok := md["annotations"].(map[string]any); ok {
+		var annotations map[string]json.RawMessage
+		if json.Unmarshal(md["annotations"], &annotations) == nil && annotations != nil {
 			delete(annotations, AnnotationCachedFrom)
+			if md["annotations"], err = json.Marshal(annotations); err != nil {
+				return err
+			}
+		}
+		if obj["metadata"], err = json.Marshal(md); err != nil {
+			return err
 		}
 	}
 	if data, err = json.Marshal(obj); err != nil {

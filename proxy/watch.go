@@ -7,14 +7,124 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	searchv1alpha1 "github.com/karmadaflow/karmadaflow/api/search/v1alpha1"
 )
 
-// membershipCheck is how often a watch checks whether its clusters changed.
+// membershipCheck is how often the watches' clusters are checked for a change.
 const membershipCheck = 2 * time.Second
+
+// membership tells watches when the clusters serving them change. One loop, running while any
+// watch is open, reads the ResourceRegistries and Clusters once every membershipCheck and
+// computes the clusters of each resource and namespace being watched once, however many
+// watches there are: a watch costs no computation of its own. The zero value is ready.
+type membership struct {
+	mu      sync.Mutex
+	watches map[watchKey]map[*watcher]struct{}
+	running bool
+}
+
+// watchKey is what a watch's clusters depend on: its resource and namespace.
+type watchKey struct{ group, version, resource, namespace string }
+
+// watcher is one watch: the clusters it streams from, and changed, closed when they change.
+type watcher struct {
+	clusters []string
+	changed  chan struct{}
+}
+
+// joinMembership registers a watch of t streaming from clusters; changed is closed once the clusters
+// serving t differ from them. leave must be called when the watch ends.
+func (s *Server) joinMembership(t Target, clusters []string) (changed <-chan struct{}, leave func()) {
+	m := &s.membership
+	key := watchKey{t.Group, t.Version, t.Resource, t.Namespace}
+	w := &watcher{clusters: clusters, changed: make(chan struct{})}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.watches == nil {
+		m.watches = map[watchKey]map[*watcher]struct{}{}
+	}
+	if m.watches[key] == nil {
+		m.watches[key] = map[*watcher]struct{}{}
+	}
+	m.watches[key][w] = struct{}{}
+	if !m.running {
+		m.running = true
+		go s.checkMembership()
+	}
+	return w.changed, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if ws := m.watches[key]; ws != nil {
+			delete(ws, w)
+			if len(ws) == 0 {
+				delete(m.watches, key)
+			}
+		}
+	}
+}
+
+// checkMembership is the loop of membership; it ends when no watch is open.
+func (s *Server) checkMembership() {
+	m := &s.membership
+	tick := time.NewTicker(membershipCheck)
+	defer tick.Stop()
+	for range tick.C {
+		m.mu.Lock()
+		if len(m.watches) == 0 {
+			m.running = false
+			m.mu.Unlock()
+			return
+		}
+		keys := make([]watchKey, 0, len(m.watches))
+		for k := range m.watches {
+			keys = append(keys, k)
+		}
+		m.mu.Unlock()
+
+		registries, clusters := s.cfg.State()
+		current := make(map[watchKey][]string, len(keys))
+		for _, k := range keys {
+			current[k] = s.servingClusters(k, registries, clusters)
+		}
+
+		m.mu.Lock()
+		for k, names := range current {
+			for w := range m.watches[k] {
+				if !slices.Equal(w.clusters, names) {
+					close(w.changed)
+					delete(m.watches[k], w)
+				}
+			}
+			if len(m.watches[k]) == 0 {
+				delete(m.watches, k)
+			}
+		}
+		m.mu.Unlock()
+	}
+}
+
+// servingClusters are the names of the clusters serving k, as Server.placements finds them.
+func (s *Server) servingClusters(k watchKey, registries []searchv1alpha1.ResourceRegistry, clusters []Cluster) []string {
+	kind, err := s.cfg.Kind(schema.GroupVersionResource{Group: k.group, Version: k.version, Resource: k.resource})
+	if err != nil {
+		return []string{}
+	}
+	gv := schema.GroupVersion{Group: k.group, Version: k.version}.String()
+	out := []string{}
+	for _, p := range Placements(registries, clusters, gv, kind) {
+		if p.serves(k.namespace) {
+			out = append(out, p.Cluster)
+		}
+	}
+	return out
+}
 
 // event is one watch event of a member.
 type event struct {
@@ -109,17 +219,14 @@ func (s *Server) watch(req *request, placements []Placement) {
 	if flusher != nil {
 		flusher.Flush()
 	}
-	clusters := clusterNames(placements)
-	check := time.NewTicker(membershipCheck)
-	defer check.Stop()
+	changed, leave := s.joinMembership(req.target, clusterNames(placements))
+	defer leave()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-check.C:
-			if !slices.Equal(clusterNames(s.placements(req.target)), clusters) {
-				return // clusters joined or left: the client watches again
-			}
+		case <-changed:
+			return // clusters joined or left: the client watches again
 		case e := <-events:
 			if e.end != nil {
 				return

@@ -7,10 +7,10 @@ import (
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 	"github.com/karmadaflow/karmadaflow/workflows/provisioning"
-	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
 )
 
 // newKarmadaTrigger drives one provisioning workflow per Karmada object of the host cluster.
@@ -19,6 +19,9 @@ import (
 // gone only gets a signal: its workflow, if still running, finishes.
 func newKarmadaTrigger(deps dependencies) (*trigger.Trigger, error) {
 	informer := deps.HostDynamic.ForResource(kube.Karmadas).Informer()
+	if err := informer.SetTransform(transformKarmada); err != nil {
+		return nil, err
+	}
 	cfg := deps.triggerConfig("karmadas", informer, func(ctx context.Context, key string) error {
 		namespace, name, err := trigger.SplitKey(key)
 		if err != nil {

@@ -18,9 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/karmadaflow/karmadaflow/internal/capabilities"
@@ -81,20 +79,15 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	defer temporal.Close()
 
 	deps := dependencies{
-		Options:             opts,
-		Logger:              logger,
-		Temporal:            temporal,
-		ControlPlane:        controlPlane,
-		Host:                host,
-		ControlPlaneKube:    informers.NewSharedInformerFactory(controlPlane.Kube, opts.ResyncPeriod),
-		ControlPlaneDynamic: dynamicinformer.NewDynamicSharedInformerFactory(controlPlane.Dynamic, opts.ResyncPeriod),
-		// Only the Karmadas --provisioning-selector matches: the others are karmada-operator's,
-		// so neither the trigger nor the ensure loop sees them.
-		HostDynamic: dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, opts.ResyncPeriod, metav1.NamespaceAll,
-			func(list *metav1.ListOptions) { list.LabelSelector = opts.ProvisioningSelector }),
+		Options:      opts,
+		Logger:       logger,
+		Temporal:     temporal,
+		ControlPlane: controlPlane,
+		Host:         host,
 		queueMetrics: queueMetrics,
 		started:      started,
 	}
+	deps.newInformerFactories()
 	triggers, kinds, err := newTriggers(deps)
 	if err != nil {
 		return fmt.Errorf("creating triggers: %w", err)
@@ -134,10 +127,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			}
 			return err
 		}
-		factories := []interface {
-			Start(<-chan struct{})
-			Shutdown()
-		}{deps.ControlPlaneKube, deps.ControlPlaneDynamic, deps.HostDynamic}
+		factories := deps.informerFactories()
 		for _, f := range factories {
 			f.Start(ctx.Done())
 		}
@@ -148,7 +138,10 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			}
 		}()
 
-		// Informers run on every replica; triggers and the ensure loop only on the leader.
+		// The control plane's and the host's informers run on every replica, so a standby's
+		// stores are complete when it leads. Triggers and the ensure loop run only on the
+		// leader, and so do the members' EndpointSlice informers, which the Clusters' trigger
+		// starts: a new leader starts those cold.
 		lead := func(ctx context.Context) {
 			var wg sync.WaitGroup
 			for _, t := range triggers {
@@ -190,7 +183,7 @@ func waitForFactories(ctx context.Context, deps dependencies) bool {
 			return false
 		}
 	}
-	for _, f := range []dynamicinformer.DynamicSharedInformerFactory{deps.ControlPlaneDynamic, deps.HostDynamic} {
+	for _, f := range []dynamicinformer.DynamicSharedInformerFactory{deps.ControlPlaneDynamic, deps.ControlPlaneWorks, deps.HostDynamic} {
 		for _, synced := range f.WaitForCacheSync(ctx.Done()) {
 			if !synced {
 				return false

@@ -10,11 +10,11 @@ import (
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
-	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
 )
 
 // The MultiClusterService triggers: events of the control plane and the members turned into
@@ -46,8 +46,14 @@ func newMCSTriggers(deps dependencies) (*mcsTriggers, []*trigger.Trigger, error)
 	m.slices = &memberSlices{deps: deps, registry: members.NewRegistry(deps.ControlPlane.Dynamic, deps.ControlPlane.Kube),
 		running: map[string]*memberWatch{}, signal: m.signalSlices}
 	services := deps.ControlPlaneKube.Core().V1().Services().Informer()
-	works := deps.ControlPlaneDynamic.ForResource(kube.Works).Informer()
+	works := deps.ControlPlaneWorks.ForResource(kube.Works).Informer()
 	if err := works.AddIndexers(cache.Indexers{worksByMCS: indexWorksByMCS}); err != nil {
+		return nil, nil, err
+	}
+	// The stores keep only what the triggers read (transform.go).
+	if err := setTransforms(map[cache.SharedIndexInformer]cache.TransformFunc{
+		m.mcs: transformMCS, m.clusters: transformCluster, services: transformService, works: transformWork,
+	}); err != nil {
 		return nil, nil, err
 	}
 	m.worksInformer = works

@@ -9,7 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
+	clusterv1alpha1 "github.com/karmadaflow/karmadaflow/api/cluster/v1alpha1"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	workv1alpha1 "github.com/karmadaflow/karmadaflow/api/work/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 )
 
@@ -38,7 +40,7 @@ func clusterChanged(oldObj, newObj metav1.Object) bool {
 }
 
 func readyStatus(obj *unstructured.Unstructured) string {
-	return conditionValue(obj, "Ready", "status")
+	return conditionValue(obj, clusterv1alpha1.ClusterConditionReady, "status")
 }
 
 // conditionValue is a string field (status, reason) of the object's condition of that type;
@@ -67,7 +69,7 @@ func appliedChanged(oldObj, newObj metav1.Object) bool {
 func appliedStatus(obj *unstructured.Unstructured) string {
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conds {
-		if cond, _ := c.(map[string]any); cond["type"] == "Applied" {
+		if cond, _ := c.(map[string]any); cond["type"] == workv1alpha1.WorkApplied {
 			status, _ := cond["status"].(string)
 			gen, _ := cond["observedGeneration"].(int64)
 			return fmt.Sprintf("%s/%d", status, gen)

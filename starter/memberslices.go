@@ -87,7 +87,8 @@ func (s *memberSlices) run(ctx context.Context, cluster string) {
 		}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sliceSelector }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sliceSelector }),
+		informers.WithTransform(transformEndpointSlice))
 	informer := factory.Discovery().V1().EndpointSlices().Informer()
 	cfg := s.deps.triggerConfig("endpointslices-"+cluster, informer, func(ctx context.Context, key string) error {
 		return s.signal(ctx, cluster, key)

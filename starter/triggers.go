@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -34,12 +35,37 @@ type dependencies struct {
 	ControlPlane *options.Clients // the Karmada API server
 	Host         *options.Clients // the cluster karmadaflow runs in
 
-	ControlPlaneKube    informers.SharedInformerFactory              // Services, EndpointSlices, ...
-	ControlPlaneDynamic dynamicinformer.DynamicSharedInformerFactory // MultiClusterServices, Works, Clusters
+	ControlPlaneKube    informers.SharedInformerFactory              // Services
+	ControlPlaneDynamic dynamicinformer.DynamicSharedInformerFactory // MultiClusterServices, Clusters
+	ControlPlaneWorks   dynamicinformer.DynamicSharedInformerFactory // Works (worksListOptions)
 	HostDynamic         dynamicinformer.DynamicSharedInformerFactory // Karmadas
 
 	queueMetrics workqueue.MetricsProvider
 	started      *prometheus.CounterVec // workflows started because none was running
+}
+
+// newInformerFactories sets the informer factories from d's options and clients.
+func (d *dependencies) newInformerFactories() {
+	opts := d.Options
+	d.ControlPlaneKube = informers.NewSharedInformerFactory(d.ControlPlane.Kube, opts.ResyncPeriod)
+	d.ControlPlaneDynamic = dynamicinformer.NewDynamicSharedInformerFactory(d.ControlPlane.Dynamic, opts.ResyncPeriod)
+	d.ControlPlaneWorks = dynamicinformer.NewFilteredDynamicSharedInformerFactory(d.ControlPlane.Dynamic, opts.ResyncPeriod,
+		metav1.NamespaceAll, worksListOptions(opts.EnableWorkExecution))
+	// Only the Karmadas --provisioning-selector matches: the others are karmada-operator's,
+	// so neither the trigger nor the ensure loop sees them.
+	d.HostDynamic = dynamicinformer.NewFilteredDynamicSharedInformerFactory(d.Host.Dynamic, opts.ResyncPeriod, metav1.NamespaceAll,
+		func(list *metav1.ListOptions) { list.LabelSelector = opts.ProvisioningSelector })
+}
+
+// informerFactory is what the starter does with each of its informer factories.
+type informerFactory interface {
+	Start(stopCh <-chan struct{})
+	Shutdown()
+}
+
+// informerFactories are the factories of newInformerFactories, to start and shut down.
+func (d dependencies) informerFactories() []informerFactory {
+	return []informerFactory{d.ControlPlaneKube, d.ControlPlaneDynamic, d.ControlPlaneWorks, d.HostDynamic}
 }
 
 // workflowID is the ID of the workflow with the readable ID id in this installation: id

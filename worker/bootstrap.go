@@ -11,7 +11,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/bootstrap"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
-	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 )
 
 // bootstrapTimeout bounds the whole `worker bootstrap`, waits for a new namespace included.

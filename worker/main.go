@@ -121,7 +121,8 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		mismatch := make(chan error, 1)
 		go func() {
 			err := capabilities.Watch(ctx, capabilityCheckPeriod, logger, func(ctx context.Context) error {
-				return capabilities.CheckStarted(ctx, temporal, opts.TemporalNamespace, opts.TaskQueue, startedAt, capabilitySet)
+				return capabilities.CheckStarted(ctx, temporal, opts.TemporalNamespace, opts.TaskQueue, startedAt, capabilitySet,
+					capabilityWorkflows)
 			})
 			if err != nil {
 				mismatch <- err

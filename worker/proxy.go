@@ -2,15 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -31,6 +26,7 @@ import (
 
 	searchv1alpha1 "github.com/karmadaflow/karmadaflow/api/search/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/pki"
 	"github.com/karmadaflow/karmadaflow/proxy"
 	"github.com/karmadaflow/karmadaflow/proxy/searchapi"
 )
@@ -52,7 +48,10 @@ func serveProxy(ctx context.Context, deps dependencies) error {
 	if err := waitForCaches(ctx, factory); err != nil {
 		return err
 	}
-	handler := newProxy(deps, &view)
+	handler, err := newProxy(deps, &view)
+	if err != nil {
+		return err
+	}
 
 	listener, err := net.Listen("tcp", opts.ProxyBindAddress)
 	if err != nil {
@@ -83,12 +82,16 @@ func serveProxy(ctx context.Context, deps dependencies) error {
 func serveSearchAPI(ctx context.Context, deps dependencies) error {
 	opts, logger := deps.Options, deps.Logger.Named("proxy")
 	var view proxyView
+	handler, err := newProxy(deps, &view)
+	if err != nil {
+		return err
+	}
 	server, err := searchapi.New(searchapi.Options{
 		BindAddress: opts.ProxyBindAddress, CertFile: opts.ProxyTLSCertFile, KeyFile: opts.ProxyTLSKeyFile,
 		ClientCAFile: opts.ProxyClientCAFile, Kubeconfig: opts.KarmadaKubeconfig,
 		EtcdServers: opts.SearchEtcdServers, EtcdPrefix: opts.SearchEtcdPrefix,
 		EtcdCAFile: opts.SearchEtcdCAFile, EtcdCertFile: opts.SearchEtcdCert, EtcdKeyFile: opts.SearchEtcdKey,
-	}, newProxy(deps, &view))
+	}, handler)
 	if err != nil {
 		return fmt.Errorf("search API: %w", err)
 	}
@@ -136,17 +139,25 @@ func (v *proxyView) state() ([]searchv1alpha1.ResourceRegistry, []proxy.Cluster)
 	return rs, cs
 }
 
-// newProxy is the proxy handler, routing by view.
-func newProxy(deps dependencies, view *proxyView) *proxy.Server {
+// newProxy is the proxy handler, routing by view. Its reviews of callers go through a client
+// of their own, rate-limited apart from the control plane's other clients.
+func newProxy(deps dependencies, view *proxyView) (*proxy.Server, error) {
+	auth, err := deps.Options.ProxyAuthClient(deps.ControlPlane.Config)
+	if err != nil {
+		return nil, err
+	}
+	pa := deps.Options.ProxyAuth
 	return proxy.NewServer(proxy.Config{
 		ControlPlane: deps.ControlPlane.Config,
-		Auth:         deps.ControlPlane.Kube,
+		Auth:         auth,
+		Reviews:      proxy.ReviewOptions{CacheTTL: pa.CacheTTL, FailureCacheTTL: pa.FailureCacheTTL, MaxInFlight: pa.MaxInFlight},
 		Member:       deps.Members.Impersonator,
 		State:        view.state,
 		Kind:         kindMapper(deps.ControlPlane.Kube.Discovery()),
 		Timeout:      deps.Options.ProxyRequestTimeout,
+		Limits:       proxy.Limits(deps.Options.ProxyLimits), // the same fields
 		Logger:       deps.Logger.Named("proxy"),
-	})
+	}), nil
 }
 
 // waitForCaches waits until every informer of factory has listed once.
@@ -208,25 +219,17 @@ func proxyTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// selfSigned makes a certificate for localhost and 127.0.0.1, kept in memory only.
+// selfSigned makes a certificate for localhost and 127.0.0.1, kept in memory only, as is the
+// CA of internal/pki that signs it.
 func selfSigned() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := pki.NewAuthority("karmadaflow-proxy-ca")
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	pair, err := ca.Issue(pki.LeafSpec{CommonName: "karmadaflow-proxy", DNSNames: []string{"localhost"},
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1)}, Server: true}, pki.DefaultLeafValidity)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	template := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: "karmadaflow-proxy"},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().AddDate(1, 0, 0),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+	return tls.X509KeyPair(pair.Cert, pair.Key)
 }

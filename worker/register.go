@@ -14,6 +14,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/activities/health"
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	provisioningactivities "github.com/karmadaflow/karmadaflow/activities/provisioning"
+	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
@@ -49,6 +50,15 @@ func newDependencies(opts *options.Options, logger *zap.Logger, metrics *observa
 	}
 	return dependencies{Options: opts, Logger: logger, Metrics: metrics.Registry, ControlPlane: controlPlane, Host: host,
 		Members: members.NewRegistry(controlPlane.Dynamic, controlPlane.Kube)}, nil
+}
+
+// capabilityWorkflows is the workflow type each capability runs: register registers it when
+// the capability is on, and capabilities.CheckStarted looks for the others.
+var capabilityWorkflows = map[string]string{
+	capabilities.MCS:           mcs.WorkflowName,
+	capabilities.WorkExecution: execution.WorkflowName,
+	capabilities.ClusterHealth: clusterhealth.WorkflowName,
+	capabilities.Provisioning:  provisioning.WorkflowName,
 }
 
 // register adds every workflow and activity the worker runs, capability by capability; the

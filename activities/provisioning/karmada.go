@@ -62,6 +62,11 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 		return sum, nil
 	}
 	sum.Invalid = Validate(k)
+	siblings, err := a.listKarmadas(ctx, k.Namespace)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum.Invalid = append(sum.Invalid, ValidateName(k, siblings)...)
 	if externalEtcd(k) && k.Spec.Components.Etcd.External.SecretRef.Name != "" {
 		problems, err := a.checkExternalEtcdSecret(ctx, k)
 		if err != nil {
@@ -73,6 +78,21 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 		return sum, temporal.NewNonRetryableApplicationError(strings.Join(sum.Invalid, "; "), ErrValidation, nil, sum)
 	}
 	return sum, nil
+}
+
+// listKarmadas reads the Karmadas of namespace (no Secret: names are all ValidateName needs).
+func (a *Activities) listKarmadas(ctx context.Context, namespace string) ([]operatorv1alpha1.Karmada, error) {
+	list, err := a.HostDynamic.Resource(kube.Karmadas).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the Karmadas of namespace %s: %w", namespace, err)
+	}
+	out := make([]operatorv1alpha1.Karmada, len(list.Items))
+	for i := range list.Items {
+		if err := kube.FromUnstructured(&list.Items[i], &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // checkExternalEtcdSecret reports what the external etcd's Secret lacks (nothing when the

@@ -61,6 +61,22 @@ func NamesFor(cr string) Names {
 // Of is the name of the object with suffix.
 func (n Names) Of(suffix string) string { return n.prefix + "-" + suffix }
 
+// objectNames are the names of every object of the instance that carries its prefix: one per
+// suffix, and the kubeconfig Secret of each component.
+func (n Names) objectNames() []string {
+	suffixes := []string{SuffixAPIServer, SuffixAggregatedAPIServer, SuffixEtcd, SuffixEtcdClient, SuffixCert, SuffixEtcdCert,
+		SuffixWebhookCert, SuffixAdminConfig, SuffixKubeControllerManager, SuffixControllerManager, SuffixScheduler,
+		SuffixWebhook, SuffixDescheduler, SuffixMetricsAdapter, SuffixSearch}
+	names := make([]string, 0, len(suffixes)+3+len(Components))
+	for _, s := range suffixes {
+		names = append(names, n.Of(s))
+	}
+	for _, c := range append([]Component{Etcd, APIServer, AggregatedAPIServer}, Components...) {
+		names = append(names, n.ComponentConfig(c.Name))
+	}
+	return names
+}
+
 // ComponentConfig is the name of the kubeconfig Secret of a component.
 func (n Names) ComponentConfig(component string) string {
 	return n.prefix + "-" + component + "-config"

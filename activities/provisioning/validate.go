@@ -120,6 +120,43 @@ func Validate(k *operatorv1alpha1.Karmada) []string {
 	return problems
 }
 
+// ValidateName returns the problem of k's name when another Karmada of its namespace
+// (siblings, which may hold k itself) created before it (or at the same second, with a smaller
+// name) gives one of its objects a name k's would have: both instances would apply, and
+// delete, the same objects. Names are "<name>-<suffix>" when the name contains "karmada",
+// else "<name>-karmada-<suffix>", so "x" and "x-karmada" make the same objects (and "x" and
+// "x-karmada-etcd" both make "x-karmada-etcd-cert"). The older instance keeps its names: they
+// cannot change without renaming the objects of existing instances.
+func ValidateName(k *operatorv1alpha1.Karmada, siblings []operatorv1alpha1.Karmada) []string {
+	mine := map[string]bool{}
+	for _, n := range NamesFor(k.Name).objectNames() {
+		mine[n] = true
+	}
+	var problems []string
+	for _, o := range siblings {
+		if o.Name == k.Name || o.Namespace != k.Namespace || !older(&o, k) {
+			continue
+		}
+		for _, n := range NamesFor(o.Name).objectNames() {
+			if mine[n] {
+				problems = append(problems, fmt.Sprintf("metadata.name: Karmada %q would name its objects as Karmada %q of namespace %s does "+
+					"(both make %q; a name without \"karmada\" is followed by \"-karmada\"): choose another name", k.Name, o.Name, k.Namespace, n))
+				break
+			}
+		}
+	}
+	return problems
+}
+
+// older tells whether a was created before b; at the same second, the smaller name is.
+func older(a, b *operatorv1alpha1.Karmada) bool {
+	ta, tb := a.CreationTimestamp, b.CreationTimestamp
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
+	}
+	return a.Name < b.Name
+}
+
 // secretRefs are the Secret references of k's spec, by field.
 func secretRefs(k *operatorv1alpha1.Karmada) map[string]operatorv1alpha1.LocalSecretReference {
 	refs := map[string]operatorv1alpha1.LocalSecretReference{}

@@ -23,28 +23,24 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/karmadaflow/karmadaflow/internal/options"
-	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
-	"github.com/karmadaflow/karmadaflow/workflows/execution"
-	"github.com/karmadaflow/karmadaflow/workflows/mcs"
-	"github.com/karmadaflow/karmadaflow/workflows/provisioning"
 )
 
-// The capabilities, by the workflow type each one runs.
-var workflowTypes = map[string]string{
-	"mcs":            mcs.WorkflowName,
-	"work-execution": execution.WorkflowName,
-	"cluster-health": clusterhealth.WorkflowName,
-	"provisioning":   provisioning.WorkflowName,
-}
+// The capabilities.
+const (
+	MCS           = "mcs"
+	WorkExecution = "work-execution"
+	ClusterHealth = "cluster-health"
+	Provisioning  = "provisioning"
+)
 
 // Set is a sorted list of capabilities.
 type Set []string
 
 // Of returns the capabilities options enable.
 func Of(o *options.Options) Set {
-	s := Set{"mcs"}
-	for name, on := range map[string]bool{"work-execution": o.EnableWorkExecution, "cluster-health": o.EnableClusterHealth,
-		"provisioning": o.EnableProvisioning} {
+	s := Set{MCS}
+	for name, on := range map[string]bool{WorkExecution: o.EnableWorkExecution, ClusterHealth: o.EnableClusterHealth,
+		Provisioning: o.EnableProvisioning} {
 		if on {
 			s = append(s, name)
 		}
@@ -111,8 +107,9 @@ func mismatches(pollers []*taskqueuepb.PollerInfo, taskQueue string, since time.
 
 // CheckStarted returns an error naming the workflows started on taskQueue after since whose
 // types a worker with capabilities have does not register: a starter with other capabilities
-// starts them.
-func CheckStarted(ctx context.Context, c client.Client, namespace, taskQueue string, since time.Time, have Set) error {
+// starts them. workflowTypes maps every capability to the workflow type it runs.
+func CheckStarted(ctx context.Context, c client.Client, namespace, taskQueue string, since time.Time, have Set,
+	workflowTypes map[string]string) error {
 	var missing []string
 	for name, workflowType := range workflowTypes {
 		if !slices.Contains(have, name) {

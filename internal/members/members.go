@@ -91,12 +91,8 @@ func (r *Registry) Forget(cluster string) {
 	delete(r.impersonators, cluster)
 }
 
-// Config returns a rest.Config for the cluster, built from its Cluster object and Secret.
-func (r *Registry) Config(ctx context.Context, cluster string) (*rest.Config, error) {
-	cfg, _, err := r.config(ctx, cluster)
-	return cfg, err
-}
-
+// config is the configuration of cluster, built from its Cluster object and the Secret of
+// spec.secretRef.
 func (r *Registry) config(ctx context.Context, cluster string) (*rest.Config, string, error) {
 	return r.configFrom(ctx, cluster, "secretRef")
 }

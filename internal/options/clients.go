@@ -46,6 +46,23 @@ func newClients(cluster string, cfg *rest.Config) (*Clients, error) {
 	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn}, nil
 }
 
+// ProxyAuthClient is the client of the proxy's TokenReviews and SubjectAccessReviews: the
+// control plane's configuration with a rate limiter of its own (--proxy-auth-qps,
+// --proxy-auth-burst), so that reviews never wait behind, nor hold up, the requests of the
+// control plane's other clients.
+func (o *Options) ProxyAuthClient(controlPlane *rest.Config) (kubernetes.Interface, error) {
+	cfg := rest.CopyConfig(controlPlane)
+	cfg.RateLimiter = nil
+	cfg.QPS = float32(o.ProxyAuth.QPS)
+	cfg.Burst = o.ProxyAuth.Burst
+	cfg.UserAgent += "-proxy-auth"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("Karmada control plane: creating the proxy's review client: %w", err)
+	}
+	return client, nil
+}
+
 // KarmadaConfig is the REST configuration of the Karmada control plane.
 func (o *Options) KarmadaConfig() (*rest.Config, error) {
 	return o.restConfig("Karmada control plane", o.KarmadaKubeconfig)

@@ -55,6 +55,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.StringVar(&o.ProxyTLSKeyFile, "proxy-tls-key-file", o.ProxyTLSKeyFile, "private key of --proxy-tls-cert-file")
 		fs.StringVar(&o.ProxyClientCAFile, "proxy-client-ca-file", o.ProxyClientCAFile, "CA bundle of client certificates the proxy accepts as identities (empty: bearer tokens only)")
 		fs.DurationVar(&o.ProxyRequestTimeout, "proxy-request-timeout", o.ProxyRequestTimeout, "bound of each proxied request to a member cluster, except watches")
+		o.ProxyLimits.addFlags(fs)
 		fs.BoolVar(&o.ServeSearchAPI, "serve-search-api", o.ServeSearchAPI, "serve the proxy as the search.karmada.io API server behind karmada-apiserver's aggregator (APIService v1alpha1.search.karmada.io), ResourceRegistries kept in etcd, as karmada-search does; needs --enable-proxy and --search-etcd-servers")
 		fs.Func("search-etcd-servers", "comma-separated etcd URLs keeping the search API's ResourceRegistries", func(v string) error {
 			o.SearchEtcdServers = nil
@@ -69,6 +70,12 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.StringVar(&o.SearchEtcdCAFile, "search-etcd-cafile", o.SearchEtcdCAFile, "CA bundle verifying the etcd servers")
 		fs.StringVar(&o.SearchEtcdCert, "search-etcd-certfile", o.SearchEtcdCert, "client certificate for etcd")
 		fs.StringVar(&o.SearchEtcdKey, "search-etcd-keyfile", o.SearchEtcdKey, "private key of --search-etcd-certfile")
+		pa := &o.ProxyAuth
+		fs.Float64Var(&pa.QPS, "proxy-auth-qps", pa.QPS, "TokenReviews and SubjectAccessReviews per second the proxy sends the control plane, on a client of their own (not --kube-api-qps's)")
+		fs.IntVar(&pa.Burst, "proxy-auth-burst", pa.Burst, "burst of the proxy's TokenReviews and SubjectAccessReviews")
+		fs.IntVar(&pa.MaxInFlight, "proxy-auth-max-in-flight", pa.MaxInFlight, "TokenReviews, and apart from them SubjectAccessReviews, the proxy has in flight at once; a caller needing one more is answered 429 with Retry-After at once")
+		fs.DurationVar(&pa.CacheTTL, "proxy-auth-cache-ttl", pa.CacheTTL, "how long the proxy remembers a token's user and an allowing SubjectAccessReview")
+		fs.DurationVar(&pa.FailureCacheTTL, "proxy-auth-failure-cache-ttl", pa.FailureCacheTTL, "how long the proxy remembers a token the control plane did not authenticate, and a denying SubjectAccessReview")
 		fs.StringVar(&o.CRDTarballURL, "crd-tarball-url", o.CRDTarballURL, "CRD tarball of new Karmada control planes whose Karmada names none, {{.Version}} standing for their Karmada version (empty: https://github.com/karmada-io/karmada/releases/download/{{.Version}}/crds.tar.gz, as karmada-operator)")
 		fs.StringVar(&o.CRDTarballCAFile, "crd-tarball-ca-file", o.CRDTarballCAFile, "CA bundle that verifies the server of --crd-tarball-url (empty: the system's roots)")
 		fs.StringVar(&o.CRDTarballTokenSecret, "crd-tarball-token-secret", o.CRDTarballTokenSecret, "<namespace>/<name> of a Secret of the host cluster whose key token is sent to --crd-tarball-url as a bearer token")

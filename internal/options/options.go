@@ -106,6 +106,8 @@ type Options struct {
 	ProxyTLSKeyFile     string
 	ProxyClientCAFile   string        // CA of client certificates accepted as identities; empty: tokens only
 	ProxyRequestTimeout time.Duration // bounds each request to a member, except watches
+	// ProxyLimits bound request bodies, member answers held in memory and requests in flight.
+	ProxyLimits ProxyLimits
 	// ServeSearchAPI serves the proxy as the search.karmada.io API server, to be registered
 	// behind karmada-apiserver (APIService v1alpha1.search.karmada.io) as karmada-search is:
 	// callers are authenticated and authorized by the control plane (front-proxy headers,
@@ -116,6 +118,8 @@ type Options struct {
 	SearchEtcdCAFile  string
 	SearchEtcdCert    string
 	SearchEtcdKey     string
+	// ProxyAuth bounds the TokenReviews and SubjectAccessReviews the proxy makes for its callers.
+	ProxyAuth ProxyAuth
 
 	// EnableProvisioning installs a Karmada control plane for every Karmada object of the host
 	// cluster (which then needs the Karmada CRD).
@@ -146,6 +150,17 @@ type LeaderElection struct {
 	RetryPeriod       time.Duration // between attempts to acquire or renew
 	ResourceName      string        // the Lease
 	ResourceNamespace string        // empty: the namespace the starter's pod runs in
+}
+
+// ProxyAuth bounds the reviews by which the proxy (worker) identifies its callers in the
+// control plane: they go through a client of their own, so that a flood of bad tokens never
+// queues the requests of the control plane's other clients.
+type ProxyAuth struct {
+	QPS             float64       // reviews per second, on the reviews' own client
+	Burst           int           // burst of reviews
+	MaxInFlight     int           // TokenReviews, and apart from them SubjectAccessReviews, in flight; beyond: 429
+	CacheTTL        time.Duration // how long a token's user, and an allowing review, are remembered
+	FailureCacheTTL time.Duration // how long a token not authenticated, and a denying review, are remembered
 }
 
 // Default returns the options of component before flags and environment are applied.
@@ -183,10 +198,13 @@ func Default(component Component) *Options {
 
 		ProxyBindAddress:     "127.0.0.1:10443",
 		ProxyRequestTimeout:  30 * time.Second,
+		ProxyLimits:          defaultProxyLimits(),
 		SearchEtcdPrefix:     "/registry",
 		ClusterProbeInterval: 10 * time.Second,
 
 		ClusterFailureThreshold: 30 * time.Second,
+
+		ProxyAuth: ProxyAuth{QPS: 20, Burst: 40, MaxInFlight: 8, CacheTTL: 10 * time.Second, FailureCacheTTL: 10 * time.Second},
 	}
 	if component == Starter {
 		o.MetricsBindAddress = "127.0.0.1:9091"

@@ -67,6 +67,15 @@ func (o *Options) Validate() error {
 		if o.ProxyRequestTimeout <= 0 {
 			errs = append(errs, fmt.Errorf("--proxy-request-timeout must be positive, got %v", o.ProxyRequestTimeout))
 		}
+		errs = append(errs, o.ProxyLimits.validate()...)
+	}
+	if pa := o.ProxyAuth; o.EnableProxy {
+		if pa.QPS <= 0 || pa.Burst <= 0 || pa.MaxInFlight <= 0 {
+			errs = append(errs, fmt.Errorf("--proxy-auth-qps (%v), --proxy-auth-burst (%d) and --proxy-auth-max-in-flight (%d) must be positive", pa.QPS, pa.Burst, pa.MaxInFlight))
+		}
+		if pa.CacheTTL <= 0 || pa.FailureCacheTTL <= 0 {
+			errs = append(errs, fmt.Errorf("--proxy-auth-cache-ttl (%v) and --proxy-auth-failure-cache-ttl (%v) must be positive", pa.CacheTTL, pa.FailureCacheTTL))
+		}
 	}
 	if o.ServeSearchAPI {
 		if !o.EnableProxy {

@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 )
 
 // PermanentError is a problem that waiting does not fix.

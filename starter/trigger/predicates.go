@@ -27,21 +27,6 @@ func GenerationOrMetadata(labels, annotations []string) RelevantFunc {
 	}
 }
 
-// AnyChange is relevant for every update of the object (every update that is not a resync).
-func AnyChange(metav1.Object, metav1.Object) bool { return true }
-
-// AnyOf is relevant when one of predicates is.
-func AnyOf(predicates ...RelevantFunc) RelevantFunc {
-	return func(oldObj, newObj metav1.Object) bool {
-		for _, relevant := range predicates {
-			if relevant(oldObj, newObj) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
 func anyValueChanged(oldValues, newValues map[string]string, keys []string) bool {
 	for _, key := range keys {
 		oldValue, oldOK := oldValues[key]

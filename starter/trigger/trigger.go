@@ -44,16 +44,14 @@ type Config struct {
 	Key KeyFunc
 	// Relevant decides whether an update sends anything; nil means GenerationOrMetadata with no
 	// labels or annotations. Informer resyncs never do, additions and deletions always do.
-	// Most core resources (Services, EndpointSlices, ConfigMaps, Secrets) keep no generation:
-	// add a predicate comparing their content (AnyOf) or use AnyChange.
+	// Some core resources keep no generation (Services, ConfigMaps, Secrets: it stays 0), so
+	// their triggers compare the content they read; EndpointSlices do keep one (the API server
+	// raises it when endpoints or ports change).
 	Relevant RelevantFunc
 	// Handle acts on a key.
 	Handle HandlerFunc
 	// Workers is the number of goroutines calling Handle; 0 means DefaultWorkers.
 	Workers int
-	// ExhaustedDelay is how long a key waits after Temporal answered ResourceExhausted; 0
-	// means DefaultExhaustedDelay.
-	ExhaustedDelay time.Duration
 	// Coalesce, if set, holds a key this long before handling it, so that the events of a
 	// burst (the Works of one workflow changing one after another) send one signal, not one
 	// each. Leave it zero where latency matters more than the number of signals.
@@ -62,8 +60,6 @@ type Config struct {
 	// (0: not at all); the events meanwhile are handled together. Unlike Coalesce it never
 	// delays the first change after a quiet spell, so it can batch bursts where latency matters.
 	HoldAfter func(key string) time.Duration
-	// RateLimiter spaces retries of failing keys; nil means DefaultRateLimiter.
-	RateLimiter workqueue.TypedRateLimiter[string]
 	// MetricsProvider, if set, exposes the work queue's metrics under Name.
 	MetricsProvider workqueue.MetricsProvider
 	// Logger logs failures; nil means no logs.
@@ -110,7 +106,7 @@ func New(cfg Config) (*Trigger, error) {
 		relevant:       cfg.Relevant,
 		handle:         cfg.Handle,
 		workers:        cfg.Workers,
-		exhaustedDelay: cfg.ExhaustedDelay,
+		exhaustedDelay: DefaultExhaustedDelay,
 		coalesce:       cfg.Coalesce,
 		holdAfter:      cfg.HoldAfter,
 		logger:         cfg.Logger,
@@ -125,18 +121,11 @@ func New(cfg Config) (*Trigger, error) {
 	if t.workers <= 0 {
 		t.workers = DefaultWorkers
 	}
-	if t.exhaustedDelay <= 0 {
-		t.exhaustedDelay = DefaultExhaustedDelay
-	}
 	if t.logger == nil {
 		t.logger = zap.NewNop()
 	}
 	t.logger = t.logger.With(zap.String("trigger", cfg.Name))
-	rateLimiter := cfg.RateLimiter
-	if rateLimiter == nil {
-		rateLimiter = DefaultRateLimiter()
-	}
-	t.queue = workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter, workqueue.TypedRateLimitingQueueConfig[string]{
+	t.queue = workqueue.NewTypedRateLimitingQueueWithConfig(DefaultRateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{
 		Name:            cfg.Name,
 		MetricsProvider: cfg.MetricsProvider,
 	})

@@ -56,18 +56,6 @@ func TestGenerationOrMetadata(t *testing.T) {
 	}
 }
 
-func TestAnyOf(t *testing.T) {
-	dataChanged := func(oldObj, newObj metav1.Object) bool {
-		return oldObj.(*corev1.ConfigMap).Data["k"] != newObj.(*corev1.ConfigMap).Data["k"]
-	}
-	relevant := AnyOf(GenerationOrMetadata(nil, nil), dataChanged)
-	before, after := configMap("1", 0, nil, nil), configMap("2", 0, nil, nil)
-	assert.False(t, relevant(before, after))
-	after.Data = map[string]string{"k": "v"}
-	assert.True(t, relevant(before, after))
-	assert.True(t, AnyChange(before, after))
-}
-
 func TestObjectKey(t *testing.T) {
 	key, err := ObjectKey(configMap("1", 0, nil, nil))
 	require.NoError(t, err)
@@ -150,7 +138,7 @@ func TestFailuresAreRetried(t *testing.T) {
 	tr.queue.Add("default/app")
 	require.True(t, tr.processNext(ctx))
 	assert.Equal(t, 0, tr.queue.NumRequeues("default/app"), "ResourceExhausted waits the fixed delay instead")
-	assert.Equal(t, 0, tr.queue.Len(), "the key waits for ExhaustedDelay")
+	assert.Equal(t, 0, tr.queue.Len(), "the key waits for the exhausted delay")
 
 	result = nil
 	tr.queue.Add("default/other")

@@ -3,8 +3,7 @@
 // bin/ on <host node address>:<node port> with the certificates of the instance's cert
 // Secret, sharing the environment's etcd under a prefix of its own. The host node's address
 // is a loopback address, so the instance's NodePort endpoint reaches a real API server.
-// Start runs one for a test; Play keeps one running for every NodePort instance, as the
-// local environment of `make run` does.
+// Start runs one for a test.
 package apiserverpod
 
 import (

@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/test/service"
-	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
 )
 
 // workerCommand is the worker binary with the environment's settings, the Temporal namespace

@@ -225,6 +225,9 @@ func TestMCSDeleted(t *testing.T) {
 	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-deleted")
 }
 
+// TestMCSResyncRestoresDeletedSlice: a dispatched slice deleted by hand on a consumer comes
+// back with a resync signal (standalone, where karmadaflow executes the Works), or by
+// Karmada's execution controller on its own (beside Karmada).
 func TestMCSResyncRestoresDeletedSlice(t *testing.T) {
 	ns := testNamespace(t)
 	m1, m2, _ := members(t)
@@ -236,6 +239,12 @@ func TestMCSResyncRestoresDeletedSlice(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.NoError(t, testEnv.Member(m2).Client().DiscoveryV1().EndpointSlices(ns).Delete(context.Background(), got[0].Name, metav1.DeleteOptions{}))
+	if besideKarmada() {
+		// Karmada's execution controller executes the Works here: it sees the delete and
+		// applies the slice's Work again by itself, often before the slice could be seen gone.
+		expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+		return
+	}
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{})
 
 	root, err := env.RepoRoot()

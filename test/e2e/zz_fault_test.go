@@ -60,6 +60,7 @@ func TestMCSUnhealthyProviderGrace(t *testing.T) {
 	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
 	t.Cleanup(func() { require.NoError(t, testEnv.StartMemberAPIServer(m1)) })
 	logStateOnFailure(t, mcs.WorkflowID(ns, app), clusterhealth.WorkflowID(m1), execution.WorkflowID(m2))
+	logKarmadaOnFailure(t, ns, app)
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
 	consumer := testEnv.Member(m2)
 
@@ -92,9 +93,25 @@ func TestMCSUnhealthyProviderGrace(t *testing.T) {
 	require.NoError(t, testEnv.StartMemberAPIServer(m1))
 	expectRemote(t, consumer, ns, app, map[string]int{m1: 2})
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceCollected, "True")
+	leaveMemberAsFound(t, m1)
 	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-unhealthy-provider")
 	recordHistory(t, clusterhealth.WorkflowID(m1), "clusterhealth-member1")
 	recordHistory(t, execution.WorkflowID(m2), "execution-member2")
+}
+
+// leaveMemberAsFound, after a member's API server restarted, waits for the member to be Ready
+// again. Beside Karmada it also restarts karmada-controller-manager: after the restart its
+// member informers back off for up to a minute before they list again, and meanwhile its
+// execution controller decides from the stale cache. It creates what the cache lacks (and
+// fails: AlreadyExists) and lets Works go without deleting what the cache lacks, which stays
+// in the member for good (measured: Services 48 s, EndpointSlices 24 s after the restart).
+// The next test would meet that window, not its own behaviour.
+func leaveMemberAsFound(t *testing.T, member string) {
+	t.Helper()
+	if besideKarmada() {
+		require.NoError(t, testEnv.RestartKarmadaControllerManager(context.Background(), ""))
+	}
+	expectClusterReady(t, member, "True")
 }
 
 // expectClusterReady waits for the Cluster's Ready condition to have status.
@@ -126,6 +143,7 @@ func TestMCSClusterLeavesAndJoins(t *testing.T) {
 	m1, _, m3 := members(t)
 	exposeEverywhereFrom(t, ns, m1, m3)
 	logStateOnFailure(t, mcs.WorkflowID(ns, app))
+	logKarmadaOnFailure(t, ns, app)
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m3: 1})
 
 	rejoin := deleteCluster(t, m3)

@@ -44,7 +44,7 @@ func run(m *testing.M) int {
 	// Two workers on the task queue. They may touch Secrets only in the namespaces of the
 	// tests' Karmada objects.
 	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{
-		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other}",
+		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb}",
 	}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

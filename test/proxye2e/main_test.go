@@ -21,6 +21,9 @@ var (
 	proxyURL string // the proxy's base URL
 	proxyCA  string // file of the CA that signed the certificate the proxy serves
 	kubectl  string // the real kubectl
+
+	// proxyCert and proxyKey are the proxy's serving certificate (for 127.0.0.1, any port) and key.
+	proxyCert, proxyKey string
 )
 
 func TestMain(m *testing.M) {
@@ -55,6 +58,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	proxyCA, proxyURL = files.CAFile, files.URL
+	proxyCert, proxyKey = files.CertFile, files.KeyFile
 	// Cluster health is off: the Clusters stay Ready as registered, also while a test
 	// freezes a member. Of the two workers on the task queue, the first serves the proxy.
 	svc, err = service.Start(ctx, e, service.Options{

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/execution"
-	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
@@ -55,6 +55,9 @@ func WorkflowID(cluster string) string { return "execution/" + cluster }
 
 // Change names Works of the cluster's execution namespace that changed.
 type Change struct {
+	// Work is the one Work each signal named before signals were batched into Works. No
+	// starter sends it any more, but the histories of runs signalled so still hold it, and
+	// replaying them needs it (test/replay: execution-member2-local-activity.json).
 	Work  string   `json:",omitempty"`
 	Works []string `json:",omitempty"`
 	// Versions are the resourceVersions the changes were seen at, by Work name.

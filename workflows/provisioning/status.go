@@ -10,7 +10,7 @@ import (
 
 	act "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
-	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 )
 
 // Status and retry: the status written when it changes, the phase, and the backoff after a

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/provisioning"
-	"github.com/karmadaflow/karmadaflow/workflows/searchattr"
+	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 )
 
 // The entity workflow and its loop: names, input and query state; wait for a signal or the

@@ -1,6 +1,7 @@
 // Package searchattr owns the custom search attributes that let operators filter karmadaflow's
 // runs in the Temporal UI: the kind, namespace, name and cluster of the object a workflow
-// serves, and its reconcile phase.
+// serves, and its reconcile phase. `worker bootstrap` registers them, temporalcheck checks
+// them, the starter sets them when it starts a workflow and the workflows upsert them.
 package searchattr
 
 import (

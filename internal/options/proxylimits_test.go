@@ -1,0 +1,58 @@
+package options
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/karmadaflow/karmadaflow/proxy"
+)
+
+// TestProxyLimitsDefaultsAreTheProxys: the flags' defaults are the proxy's own.
+func TestProxyLimitsDefaultsAreTheProxys(t *testing.T) {
+	o, err := Parse(Worker, []string{"--enable-proxy"}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, proxy.Limits{
+		MaxRequestBodyBytes:             proxy.DefaultMaxRequestBodyBytes,
+		MaxResponseBodyBytes:            proxy.DefaultMaxResponseBodyBytes,
+		MaxBufferedBytes:                proxy.DefaultMaxBufferedBytes,
+		MaxRequestsInFlight:             proxy.DefaultMaxRequestsInFlight,
+		MaxLongRunningRequestsInFlight:  proxy.DefaultMaxLongRunningRequestsInFlight,
+		MaxLongRunningRequestsPerCaller: proxy.DefaultMaxLongRunningRequestsPerCaller,
+	}, proxy.Limits(o.ProxyLimits))
+	assert.Equal(t, int64(3<<20), o.ProxyLimits.MaxRequestBodyBytes, "kube-apiserver's default")
+	assert.Contains(t, Usage(Worker), `--proxy-max-request-body-bytes (KARMADAFLOW_PROXY_MAX_REQUEST_BODY_BYTES)`)
+	assert.Contains(t, Usage(Worker), `(default "3Mi")`)
+}
+
+func TestProxyLimitsFlags(t *testing.T) {
+	o, err := Parse(Worker, []string{"--enable-proxy", "--proxy-max-request-body-bytes=1048576", "--proxy-max-response-body-bytes=64Mi",
+		"--proxy-max-buffered-bytes=1Gi", "--proxy-max-requests-inflight=10", "--proxy-max-long-running-requests-per-caller=5"},
+		env(map[string]string{"KARMADAFLOW_PROXY_MAX_LONG_RUNNING_REQUESTS_INFLIGHT": "20"}))
+	require.NoError(t, err)
+	assert.Equal(t, ProxyLimits{MaxRequestBodyBytes: 1 << 20, MaxResponseBodyBytes: 64 << 20, MaxBufferedBytes: 1 << 30,
+		MaxRequestsInFlight: 10, MaxLongRunningRequestsInFlight: 20, MaxLongRunningRequestsPerCaller: 5}, o.ProxyLimits)
+
+	_, err = Parse(Starter, []string{"--proxy-max-requests-inflight=10", "--proxy-max-long-running-requests-per-caller=5"}, env(nil))
+	assert.Error(t, err, "a worker flag accepted by the starter")
+}
+
+func TestProxyLimitsValidation(t *testing.T) {
+	for name, args := range map[string][]string{
+		"zero body":                    {"--proxy-max-request-body-bytes=0"},
+		"negative answer":              {"--proxy-max-response-body-bytes=-1"},
+		"zero buffered":                {"--proxy-max-buffered-bytes=0"},
+		"zero in flight":               {"--proxy-max-requests-inflight=0"},
+		"zero long-running":            {"--proxy-max-long-running-requests-inflight=0"},
+		"zero long-running per caller": {"--proxy-max-long-running-requests-per-caller=0"},
+		"answer beyond what is held":   {"--proxy-max-response-body-bytes=200Mi", "--proxy-max-buffered-bytes=100Mi"},
+		"not a number of bytes":        {"--proxy-max-request-body-bytes=lots"},
+		"not a whole number of bytes":  {"--proxy-max-request-body-bytes=0.5"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(Worker, append([]string{"--enable-proxy"}, args...), env(nil))
+			assert.Error(t, err)
+		})
+	}
+}
