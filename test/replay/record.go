@@ -1,3 +1,7 @@
+// Package replay owns the recorded workflow histories under testdata/: the end-to-end tests
+// record them from the real flow (make replay-record, Record), and its test replays every one
+// against the current workflow code, so that a change that alters the command sequence of a
+// recorded run without workflow.GetVersion fails.
 package replay
 
 import (

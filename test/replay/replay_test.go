@@ -1,6 +1,3 @@
-// Package replay replays workflow histories recorded from the real end-to-end flow (make
-// replay-record) against the current workflow code: a change that alters the command sequence
-// of a recorded run without workflow.GetVersion fails here.
 package replay
 
 import (
