@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/lru"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/redact"
 )
 
 // DefaultCRDTarballURL is where karmada-operator downloads a Karmada version's CRDs when the
@@ -141,7 +142,7 @@ func DownloadCRDTarball(ctx context.Context, src operatorv1alpha1.HTTPSource, au
 	if src.Proxy != nil && src.Proxy.ProxyURL != "" {
 		proxy, err := url.Parse(src.Proxy.ProxyURL)
 		if err != nil {
-			return nil, fmt.Errorf("proxy URL %q: %w", src.Proxy.ProxyURL, err)
+			return nil, fmt.Errorf("proxy URL %s: %s", redact.URL(src.Proxy.ProxyURL), redact.Error(err, src.Proxy.ProxyURL))
 		}
 		transport.Proxy = http.ProxyURL(proxy)
 	}
@@ -161,15 +162,15 @@ func DownloadCRDTarball(ctx context.Context, src operatorv1alpha1.HTTPSource, au
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("downloading CRD tarball %s: %w", src.URL, err)
+		return nil, fmt.Errorf("downloading CRD tarball %s: %s", redact.URL(src.URL), redact.Error(err, src.URL))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("downloading CRD tarball %s: %s", src.URL, resp.Status)
+		return nil, fmt.Errorf("downloading CRD tarball %s: %s", redact.URL(src.URL), resp.Status)
 	}
-	t, err := ReadCRDTarball(&boundedReader{r: resp.Body, limit: maxTarball, what: "CRD tarball " + src.URL})
+	t, err := ReadCRDTarball(&boundedReader{r: resp.Body, limit: maxTarball, what: "CRD tarball " + redact.URL(src.URL)})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src.URL, err)
+		return nil, fmt.Errorf("%s: %w", redact.URL(src.URL), err)
 	}
 	return t, nil
 }

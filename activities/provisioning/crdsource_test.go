@@ -78,6 +78,32 @@ func TestDownloadCRDTarball(t *testing.T) {
 	assert.ErrorContains(t, err, "404")
 }
 
+// TestDownloadErrorsHideTheURLsSecrets: a presigned URL's query and a URL's password never
+// appear in a download's error (which becomes the Karmada's condition and the workflow's
+// history), whether the server answers 404, the connection fails or the tarball is refused.
+func TestDownloadErrorsHideTheURLsSecrets(t *testing.T) {
+	server := serveTarball(t, []byte("not gzip"), false)
+	for _, raw := range []string{
+		"http://user:s3cret@" + server.Listener.Addr().String() + "/missing?X-Amz-Signature=t0ken",
+		"http://user:s3cret@" + server.Listener.Addr().String() + "/crds.tar.gz?X-Amz-Signature=t0ken",
+		"http://user:s3cret@127.0.0.1:1/crds.tar.gz?X-Amz-Signature=t0ken", // nothing listens
+	} {
+		_, err := DownloadCRDTarball(context.Background(), operatorv1alpha1.HTTPSource{URL: raw,
+			Proxy: &operatorv1alpha1.ProxyConfig{ProxyURL: "::proxy p4ss"}}, DownloadAuth{})
+		require.Error(t, err, raw)
+		for _, secret := range []string{"s3cret", "t0ken", "p4ss"} {
+			assert.NotContains(t, err.Error(), secret, raw)
+		}
+		_, err = DownloadCRDTarball(context.Background(), operatorv1alpha1.HTTPSource{URL: raw}, DownloadAuth{})
+		require.Error(t, err, raw)
+		t.Log(err)
+		for _, secret := range []string{"s3cret", "t0ken"} {
+			assert.NotContains(t, err.Error(), secret, raw)
+		}
+		assert.Contains(t, err.Error(), "user:xxxxx@")
+	}
+}
+
 // TestCRDSourceDefault: without spec.crdTarball the worker's URL is used for the instance's
 // Karmada version, with the worker's CA and token; the tarball is downloaded once.
 func TestCRDSourceDefault(t *testing.T) {

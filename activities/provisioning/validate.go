@@ -1,6 +1,7 @@
 package provisioning
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/redact"
 )
 
 // apiServerVolumes are the volumes the API server pod has before spec.extraVolumes.
@@ -175,10 +177,10 @@ func secretRefs(k *operatorv1alpha1.Karmada) map[string]operatorv1alpha1.LocalSe
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%q does not parse: %v", raw, err)
+		return errors.New("does not parse as a URL")
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL with a host", raw)
+		return fmt.Errorf("%s is not an http(s) URL with a host", redact.URL(raw))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/third_party/forked/golang/netutil"
 	"k8s.io/client-go/rest"
+
+	"github.com/karmadaflow/karmadaflow/internal/redact"
 )
 
 // clusterProxy is how a Cluster is reached through a forward proxy: spec.proxyURL (http,
@@ -35,15 +38,15 @@ func proxyOf(cluster *unstructured.Unstructured) (*clusterProxy, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("spec.proxyURL %q: %w", raw, err)
+		return nil, errors.New("spec.proxyURL does not parse as a URL")
 	}
 	switch u.Scheme {
 	case "http", "https", "socks5":
 	default:
-		return nil, fmt.Errorf("spec.proxyURL %q: the scheme must be http, https or socks5", raw)
+		return nil, fmt.Errorf("spec.proxyURL %s: the scheme must be http, https or socks5", redact.URL(raw))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("spec.proxyURL %q has no host", raw)
+		return nil, fmt.Errorf("spec.proxyURL %s has no host", redact.URL(raw))
 	}
 	headers, _, _ := unstructured.NestedStringMap(cluster.Object, "spec", "proxyHeader")
 	p := &clusterProxy{url: u}

@@ -39,6 +39,13 @@ func TestProxyOf(t *testing.T) {
 		_, err := proxyOf(clusterWith(map[string]any{"proxyURL": bad}))
 		assert.Error(t, err, bad)
 	}
+	// The errors reach Events and conditions: never with the proxy's password.
+	for _, bad := range []string{"ftp://u:p4ss@127.0.0.1:21", "http://u:p4ss@", "://u:p4ss@x"} {
+		_, err := proxyOf(clusterWith(map[string]any{"proxyURL": bad}))
+		if assert.Error(t, err, bad) {
+			assert.NotContains(t, err.Error(), "p4ss")
+		}
+	}
 }
 
 // TestConfiguredClientGoesThroughProxy reaches a TLS server under a name only the proxy knows,
