@@ -50,18 +50,33 @@ build_temporal() { # build_temporal BINARY MODULE VERSION PACKAGE: builds from h
   (cd "$temporal_mod" && go build -o "$bin/$1" "$4")
 }
 
-build_kubernetes() { # build_kubernetes COMMAND
+# build_kubernetes TOOL...: the Kubernetes commands and etcd (both from hack/tools) that lack
+# their pinned version, in one go build: measured cold on 2 cores, one build of all five takes
+# 401 s where five builds one after the other took 527 s.
+build_kubernetes() {
   # A module build carries no version; stamp it as Kubernetes' own build does, so that /version
   # and kubectl report the real one.
   local minor=${KUBERNETES_VERSION#v1.}; minor=${minor%%.*}
   local stamp="-X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
-  if has_version "$1" k8s.io/kubernetes "$KUBERNETES_VERSION" &&
-     go version -m "$bin/$1" | grep -q -- "gitVersion=$KUBERNETES_VERSION"; then
-    return
-  fi
+  local missing=() pkgs=() name
+  for name in "$@"; do
+    if [ "$name" = etcd ]; then
+      has_version etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" && continue
+      pkgs+=(./etcd)
+    else
+      has_version "$name" k8s.io/kubernetes "$KUBERNETES_VERSION" &&
+        go version -m "$bin/$name" | grep -q -- "gitVersion=$KUBERNETES_VERSION" && continue
+      pkgs+=("k8s.io/kubernetes/cmd/$name")
+    fi
+    missing+=("$name")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
   sync_tools_module
-  echo "building $1 (Kubernetes $KUBERNETES_VERSION)"
-  (cd "$tools_mod" && go build -ldflags "$stamp" -o "$bin/$1" "k8s.io/kubernetes/cmd/$1")
+  echo "building ${missing[*]} (Kubernetes $KUBERNETES_VERSION, etcd $ETCD_VERSION)"
+  local out; out=$(mktemp -d)
+  (cd "$tools_mod" && go build -ldflags "$stamp" -o "$out/" "${pkgs[@]}")
+  for name in "${missing[@]}"; do mv "$out/$name" "$bin/$name"; done
+  rmdir "$out"
 }
 
 install_module() { # install_module BINARY MODULE PACKAGE VERSION [BUILD FLAG...]
@@ -126,15 +141,10 @@ build_karmada() { # build_karmada BINARY...: one go build for all that lack the 
 }
 
 karmada_wanted=()
+kubernetes_wanted=()
 for tool in "$@"; do
   case "$tool" in
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) build_kubernetes "$tool" ;;
-    etcd)
-      if ! has_version etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION"; then
-        sync_tools_module
-        echo "building etcd ($ETCD_VERSION)"
-        (cd "$tools_mod" && go build -o "$bin/etcd" ./etcd)
-      fi ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|etcd) kubernetes_wanted+=("$tool") ;;
     kwok) install_module kwok sigs.k8s.io/kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION" ;;
     temporal) install_module temporal github.com/temporalio/cli github.com/temporalio/cli/cmd/temporal "$TEMPORAL_CLI_VERSION" ;;
     temporal-server) build_temporal temporal-server go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/server ;;
@@ -152,4 +162,5 @@ for tool in "$@"; do
     *) echo "ensure.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
 done
+[ ${#kubernetes_wanted[@]} -eq 0 ] || build_kubernetes "${kubernetes_wanted[@]}"
 [ ${#karmada_wanted[@]} -eq 0 ] || build_karmada "${karmada_wanted[@]}"

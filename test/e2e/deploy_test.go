@@ -96,7 +96,8 @@ func TestDeployChartAppliesOnServer(t *testing.T) {
 		},
 		{
 			name: "standalone control plane with the search API", cluster: testEnv.ControlPlane,
-			values: []string{"target=controlPlane", "mode=standalone", "proxy.enabled=true", "proxy.searchAPI.enabled=true"},
+			values: []string{"target=controlPlane", "mode=standalone", "proxy.enabled=true", "proxy.searchAPI.enabled=true",
+				"proxy.searchAPI.insecureSkipTLSVerify=true"},
 			check: func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				requireObjects(t, objects, "APIService/v1alpha1.search.karmada.io", "Service/karmadaflow-search",
 					"ClusterRoleBinding/karmadaflow-worker-auth-delegator", "RoleBinding/karmadaflow-worker-authentication-reader",
@@ -104,6 +105,8 @@ func TestDeployChartAppliesOnServer(t *testing.T) {
 				assert.NotContains(t, objects, "CustomResourceDefinition/resourceregistries.search.karmada.io", "the worker serves them")
 				externalName, _, _ := unstructured.NestedString(objects["Service/karmadaflow-search"].Object, "spec", "externalName")
 				assert.Equal(t, "karmadaflow-proxy.karmadaflow-system.svc.cluster.local", externalName)
+				insecure, _, _ := unstructured.NestedBool(objects["APIService/v1alpha1.search.karmada.io"].Object, "spec", "insecureSkipTLSVerify")
+				assert.True(t, insecure, "asked for: proxy.searchAPI.insecureSkipTLSVerify")
 				assert.False(t, grantsOn(t, objects["ClusterRole/karmadaflow-worker"], "resourceregistries"), "its own, not the control plane's")
 			},
 		},
@@ -200,10 +203,11 @@ func TestDeployChartLints(t *testing.T) {
 	for values, want := range map[string]string{
 		"mode=beside":    "mode must be standalone or besideKarmada",
 		"target=members": "target must be host or controlPlane",
-		"mode=besideKarmada,provisioning.enabled=true":       "provisioning.selector is required",
-		"temporal.tls.existingSecret=t,temporal.tls.keyKey=": "temporal.tls.keyKey",
-		"proxy.searchAPI.enabled=true":                       "proxy.searchAPI.enabled needs proxy.enabled",
-		"proxy.enabled=true,proxy.searchAPI.enabled=true":    "proxy.searchAPI.etcd.servers is required",
+		"mode=besideKarmada,provisioning.enabled=true":                        "provisioning.selector is required",
+		"temporal.tls.existingSecret=t,temporal.tls.keyKey=":                  "temporal.tls.keyKey",
+		"proxy.searchAPI.enabled=true":                                        "proxy.searchAPI.enabled needs proxy.enabled",
+		"proxy.enabled=true,proxy.searchAPI.enabled=true":                     "proxy.searchAPI.etcd.servers is required",
+		"target=controlPlane,proxy.enabled=true,proxy.searchAPI.enabled=true": "proxy.searchAPI.caBundle is required",
 	} {
 		out, err := exec.Command(helm, "template", "karmadaflow", filepath.Join(repo, chart), "--set", values).CombinedOutput()
 		require.Error(t, err, "helm template --set %s rendered:\n%s", values, out)

@@ -141,6 +141,9 @@ capabilities:
 {{- end }}
 {{- if and (eq .Values.target "host") (not $s.etcd.servers) }}
 {{- fail "proxy.searchAPI.etcd.servers is required: the search API keeps ResourceRegistries in etcd" }}
+{{- end }}
+{{- if and (eq .Values.target "controlPlane") (not $s.caBundle) (not $s.insecureSkipTLSVerify) }}
+{{- fail "proxy.searchAPI.caBundle is required: the CA that verifies the proxy's serving certificate for the aggregator (or set proxy.searchAPI.insecureSkipTLSVerify=true to skip verification, as Karmada's own chart does for karmada-search)" }}
 {{- end }}true
 {{- end }}
 {{- end }}
