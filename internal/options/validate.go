@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/leaderelection"
+
+	"github.com/karmadaflow/karmadaflow/internal/redact"
 )
 
 // Validation of the options: every problem reported at once.
@@ -36,7 +38,7 @@ func (o *Options) Validate() error {
 	if (o.TemporalTLSCertFile == "") != (o.TemporalTLSKeyFile == "") {
 		errs = append(errs, errors.New("--temporal-tls-cert-file and --temporal-tls-key-file go together"))
 	}
-	if o.KubeAPIQPS <= 0 {
+	if !(o.KubeAPIQPS > 0) { // NaN too
 		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive, got %v", o.KubeAPIQPS))
 	}
 	if o.KubeAPIBurst <= 0 {
@@ -70,7 +72,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, o.ProxyLimits.validate()...)
 	}
 	if pa := o.ProxyAuth; o.EnableProxy {
-		if pa.QPS <= 0 || pa.Burst <= 0 || pa.MaxInFlight <= 0 {
+		if !(pa.QPS > 0) || pa.Burst <= 0 || pa.MaxInFlight <= 0 {
 			errs = append(errs, fmt.Errorf("--proxy-auth-qps (%v), --proxy-auth-burst (%d) and --proxy-auth-max-in-flight (%d) must be positive", pa.QPS, pa.Burst, pa.MaxInFlight))
 		}
 		if pa.CacheTTL <= 0 || pa.FailureCacheTTL <= 0 {
@@ -94,7 +96,7 @@ func (o *Options) Validate() error {
 	if o.MaxConcurrentLocalActivities <= 0 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-local-activities must be positive, got %d", o.MaxConcurrentLocalActivities))
 	}
-	if o.ActivitiesPerSecond < 0 {
+	if !(o.ActivitiesPerSecond >= 0) {
 		errs = append(errs, fmt.Errorf("--activities-per-second must not be negative, got %v", o.ActivitiesPerSecond))
 	}
 	if o.ClusterUnhealthyGrace < 0 {
@@ -159,10 +161,10 @@ func validateCRDTarballURL(u string) error {
 	}
 	parsed, err := url.Parse(strings.ReplaceAll(u, "{{.Version}}", "v0.0.0"))
 	if err != nil {
-		return err
+		return errors.New("does not parse as a URL")
 	}
 	if (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-		return fmt.Errorf("%q is not an http or https URL", u)
+		return fmt.Errorf("%s is not an http or https URL", redact.URL(u))
 	}
 	return nil
 }
