@@ -82,7 +82,8 @@ func run(m *testing.M) int {
 	}
 	proxy, proxyCA = files.URL, files.CAFile
 	_, port, _ := net.SplitHostPort(address)
-	chart := []string{"proxy.enabled=true", "proxy.searchAPI.enabled=true", "proxy.searchAPI.etcd.servers=" + e.EtcdURL()}
+	chart := []string{"proxy.enabled=true", "proxy.searchAPI.enabled=true", "proxy.searchAPI.etcd.servers=" + e.EtcdURL(),
+		"file:proxy.searchAPI.caBundle=" + files.CAFile}
 	// Of the two workers on the task queue, the first serves the search API.
 	svc, err = service.Start(ctx, e, service.Options{
 		Workers:    2,
@@ -101,8 +102,7 @@ func run(m *testing.M) int {
 	defer svc.Stop()
 	// The chart's APIService and its Service, which sends the aggregator to the worker on
 	// loopback, verified by the proxy's CA.
-	registration := append([]string{"target=controlPlane", "proxy.searchAPI.externalName=localhost", "proxy.searchAPI.port=" + port,
-		"file:proxy.searchAPI.caBundle=" + files.CAFile}, chart...)
+	registration := append([]string{"target=controlPlane", "proxy.searchAPI.externalName=localhost", "proxy.searchAPI.port=" + port}, chart...)
 	if err := service.ApplyChartObjects(ctx, e.ControlPlane, registration, "Service", "APIService"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
