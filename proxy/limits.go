@@ -138,11 +138,11 @@ func (c *callerSlots) inFlight(name string) int {
 	return c.taken[name]
 }
 
-// takeCallerSlot takes one of the caller's slots of long-running requests when r is one; when
-// the caller has none left it answers 429 with Retry-After and returns false. release gives
-// the slot back.
-func (s *Server) takeCallerSlot(w http.ResponseWriter, r *http.Request, caller Caller) (release func(), ok bool) {
-	if !isLongRunning(r) {
+// takeCallerSlot takes one of the caller's slots of long-running requests when the request is
+// one (h.longRunning); when the caller has none left it answers 429 with Retry-After and
+// returns false. release gives the slot back.
+func (s *Server) takeCallerSlot(w http.ResponseWriter, h *hold, caller Caller) (release func(), ok bool) {
+	if !h.longRunning {
 		return func() {}, true
 	}
 	max := s.limits.MaxLongRunningRequestsPerCaller
@@ -177,6 +177,8 @@ func (b *budget) take(n int64) bool {
 type hold struct {
 	budget *budget
 	held   atomic.Int64
+	// longRunning tells, as limited found once, whether the request is a watch, log or stream.
+	longRunning bool
 }
 
 // take takes n bytes more for the request. It fails with a refusal: 429 while other requests
@@ -256,8 +258,9 @@ func isLongRunning(r *http.Request) bool {
 // its kind are being served and with 413 when its body is declared too large, bounds the
 // body's read, and gives serve the request's hold of the buffer budget.
 func (s *Server) limited(w http.ResponseWriter, r *http.Request, serve func(*http.Request, *hold)) {
+	longRunning := isLongRunning(r)
 	pool, kind := s.inFlight, "requests"
-	if isLongRunning(r) {
+	if longRunning {
 		pool, kind = s.longRunning, "long-running requests (watches, logs, exec, attach, port-forward)"
 	}
 	if !pool.take() {
@@ -274,7 +277,7 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, serve func(*htt
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
-	h := &hold{budget: s.budget}
+	h := &hold{budget: s.budget, longRunning: longRunning}
 	defer h.release()
 	serve(r, h)
 }

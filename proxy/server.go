@@ -154,7 +154,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *access) bool {
 
 // route sends a.caller's request where its path leads, recording in a where it went.
 func (s *Server) route(w http.ResponseWriter, r *http.Request, a *access, h *hold) {
-	release, ok := s.takeCallerSlot(w, r, a.caller)
+	release, ok := s.takeCallerSlot(w, h, a.caller)
 	if !ok {
 		return
 	}
