@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -269,4 +270,28 @@ func karmadaJSON(name string, labels string) []byte {
   "status": {"observedGeneration": 2, "conditions": [{"type": "Ready", "status": "True", "reason": "Completed", "message": "", "lastTransitionTime": "2026-03-01T09:10:00Z"}],
     "apiServerService": {"name": "%[1]s-karmada-apiserver", "ports": [{"port": 5443}]}}
 }`, name, uid(len(name), 14), labels)
+}
+
+// provisionedKarmadaJSON is a Karmada whose provisioning workflow reported the expiry of its
+// certificates, one item per Secret key.
+func provisionedKarmadaJSON(name string) []byte {
+	var items []string
+	for _, cert := range []string{
+		"karmada-cert/apiserver.crt", "karmada-cert/front-proxy-client.crt", "karmada-cert/karmada.crt",
+		"karmada-etcd-cert/etcd-server.crt", "karmada-etcd-cert/etcd-client.crt", "karmada-webhook-cert/tls.crt",
+		"karmada-admin-config/kubeconfig", "karmada-scheduler-config/kubeconfig", "karmada-controller-manager-config/kubeconfig",
+		"karmada-kube-controller-manager-config/kubeconfig", "karmada-aggregated-apiserver-config/kubeconfig",
+	} {
+		items = append(items, fmt.Sprintf(`{"name": %q, "notAfter": "2027-03-01T09:00:00Z"}`, cert))
+	}
+	return fmt.Appendf(nil, `{
+  "apiVersion": "operator.karmada.io/v1alpha1", "kind": "Karmada",
+  "metadata": {"name": %[1]q, "namespace": "tenant1", "uid": %[2]q, "resourceVersion": "700002", "generation": 2,
+    "finalizers": ["operator.karmada.io/finalizer"],
+    "managedFields": [{"manager": "kubectl", "operation": "Apply", "apiVersion": "operator.karmada.io/v1alpha1", "time": "2026-03-01T09:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]},
+  "spec": {"components": {"karmadaAPIServer": {"serviceType": "NodePort"}}},
+  "status": {"observedGeneration": 2, "conditions": [{"type": "Ready", "status": "True", "reason": "Completed", "message": "", "lastTransitionTime": "2026-03-01T09:10:00Z"}],
+    "apiServerService": {"name": "%[1]s-karmada-apiserver", "ports": [{"port": 5443}]}, "apiServerEndpoint": "https://172.18.0.2:32443",
+    "certificates": {"notAfter": "2027-03-01T09:00:00Z", "renewalTime": "2026-11-01T09:00:00Z", "items": [%[3]s]}}
+}`, name, uid(len(name), 15), strings.Join(items, ", "))
 }

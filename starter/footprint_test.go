@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -31,6 +32,8 @@ func BenchmarkInformerStoreFootprint(b *testing.B) {
 		{"Works-dispatched-slices", dispatchedWorkJSON, func(d []byte) any { return decodeUnstructured(d) }, transformWork, works},
 		{"Services", serviceJSON, func(d []byte) any { return decodeService(d) }, transformService, namespaced},
 		{"member-EndpointSlices", memberSliceJSON, func(d []byte) any { return decodeEndpointSlice(d) }, transformEndpointSlice, namespaced},
+		{"Karmadas-provisioned", func(i int) []byte { return provisionedKarmadaJSON(fmt.Sprintf("karmada-%d", i)) },
+			func(d []byte) any { return decodeUnstructured(d) }, transformKarmada, namespaced},
 	} {
 		data := make([][]byte, n)
 		for i := range data {

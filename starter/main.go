@@ -23,9 +23,11 @@ import (
 
 	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/daemon"
+	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 	"github.com/karmadaflow/karmadaflow/internal/temporalcheck"
+	"github.com/karmadaflow/karmadaflow/starter/certexpiry"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 )
 
@@ -91,6 +93,14 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	triggers, kinds, err := newTriggers(deps)
 	if err != nil {
 		return fmt.Errorf("creating triggers: %w", err)
+	}
+	if opts.EnableProvisioning {
+		// Every replica serves the certificates' expiry, a standby too: the Karmada informer
+		// runs on every replica, and the alert takes the min over the replicas.
+		karmadas := deps.HostDynamic.ForResource(kube.Karmadas).Informer().GetStore()
+		if err := certexpiry.Register(metrics.Registry, karmadas); err != nil {
+			return fmt.Errorf("registering the certificate expiry metric: %w", err)
+		}
 	}
 	ensurer := ensure.New(ensure.Config{
 		Temporal: temporal, TaskQueue: opts.TaskQueue, Kinds: kinds, Period: opts.EnsurePeriod,

@@ -160,9 +160,10 @@ var (
 	// transformCluster keeps of a Cluster its Ready condition (clusterChanged,
 	// memberSlices.ensure, unreadyClusters); the spec's changes show in the generation.
 	transformCluster = unstructuredKeep{conditions: []string{clusterv1alpha1.ClusterConditionReady}}.transform
-	// transformKarmada keeps of a Karmada the disable-cascading-deletion label; the
-	// provisioning workflow reads the rest itself.
-	transformKarmada = unstructuredKeep{labels: karmadaLabels}.transform
+	// transformKarmada keeps of a Karmada the disable-cascading-deletion label and
+	// status.certificates.items, each a name and a notAfter (starter/certexpiry serves them);
+	// the provisioning workflow reads the rest itself.
+	transformKarmada = unstructuredKeep{labels: karmadaLabels, paths: [][]string{{"status", "certificates", "items"}}}.transform
 )
 
 // identity is the metadata every transformed typed object keeps.

@@ -5,9 +5,13 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +30,7 @@ import (
 	workv1alpha1 "github.com/karmadaflow/karmadaflow/api/work/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/starter/certexpiry"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 )
 
@@ -111,6 +116,15 @@ func TestTransformsDropWhatNobodyReads(t *testing.T) {
 			assert.Equal(t, []string{tc.condition}, conditionTypes(u), u.GetKind())
 		}
 	}
+
+	// Of a Karmada's status, only the names and expiries of its certificates.
+	karmada := trimmedUnstructured(t, transformKarmada, provisionedKarmadaJSON("demo"))
+	assert.ElementsMatch(t, []string{"apiVersion", "kind", "metadata", "status"}, slices.Collect(maps.Keys(karmada.Object)))
+	status, _, _ = unstructured.NestedMap(karmada.Object, "status")
+	assert.Equal(t, []string{"certificates"}, slices.Collect(maps.Keys(status)))
+	certificates, _, _ := unstructured.NestedMap(karmada.Object, "status", "certificates")
+	assert.Equal(t, []string{"items"}, slices.Collect(maps.Keys(certificates)), "not the earliest expiry nor the renewal time")
+	assert.Equal(t, 11, strings.Count(certificateExpiry(t, karmada), certexpiry.MetricName+"{"), "one series per certificate")
 
 	svc, _ := transformService(decodeService(serviceJSON(1)))
 	assert.Equal(t, &corev1.Service{
@@ -381,16 +395,25 @@ func transformCases() []transformCase {
 		}),
 	}, {
 		name: "Karmada", transform: transformKarmada,
-		objects: decode(karmadaJSON("demo", `{}`), karmadaJSON("kept", `{"`+operatorv1alpha1.LabelDisableCascadingDeletion+`": "true", "team": "a"}`)),
+		objects: decode(karmadaJSON("demo", `{}`), karmadaJSON("kept", `{"`+operatorv1alpha1.LabelDisableCascadingDeletion+`": "true", "team": "a"}`),
+			provisionedKarmadaJSON("provisioned")),
 		view: func(t *testing.T, obj runtime.Object) map[string]any {
 			u := obj.(*unstructured.Unstructured)
-			return map[string]any{"key": objectKey(t, u), "generation": generation(u), "deletionTimestamp": u.GetDeletionTimestamp()}
+			return map[string]any{"key": objectKey(t, u), "generation": generation(u), "deletionTimestamp": u.GetDeletionTimestamp(),
+				"certificate expiry": certificateExpiry(t, u)}
 		},
 		predicates: map[string]trigger.RelevantFunc{"GenerationOrMetadata": trigger.GenerationOrMetadata([]string{operatorv1alpha1.LabelDisableCascadingDeletion}, nil)},
 		updates: unstructuredUpdates(map[string]func(u *unstructured.Unstructured){
 			"cascading deletion disabled": setLabel(operatorv1alpha1.LabelDisableCascadingDeletion, "true"),
 			"cascading deletion enabled":  setLabel(operatorv1alpha1.LabelDisableCascadingDeletion, ""),
 			"other label":                 setLabel("team", "b"),
+			"certificates renewed": func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "karmada-cert/apiserver.crt", "notAfter": "2028-03-01T09:00:00Z"}},
+					"status", "certificates", "items")
+			},
+			"status condition": func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Ready", "status": "False"}}, "status", "conditions")
+			},
 		}),
 	}, {
 		name: "Service", transform: transformService,
@@ -461,6 +484,18 @@ func transformed(t *testing.T, transform cache.TransformFunc, obj runtime.Object
 	out, err := transform(obj)
 	require.NoError(t, err)
 	return out.(runtime.Object)
+}
+
+// certificateExpiry is the certificate expiry metric's series of u alone.
+func certificateExpiry(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	require.NoError(t, store.Add(u))
+	registry := prometheus.NewRegistry()
+	require.NoError(t, certexpiry.Register(registry, store))
+	text, err := testutil.GatherAndFormat(registry, expfmt.TypeTextPlain, certexpiry.MetricName)
+	require.NoError(t, err)
+	return string(text)
 }
 
 func trimmedUnstructured(t *testing.T, transform cache.TransformFunc, data []byte) *unstructured.Unstructured {

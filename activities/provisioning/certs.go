@@ -69,11 +69,39 @@ const karmadaSystem = "karmada-system"
 // defaultServiceSubnet is the control plane's Service range when the spec sets none.
 const defaultServiceSubnet = "10.96.0.0/12"
 
+// AnnotationCertificateValidity on a Karmada sets the validity of its leaf certificates as a
+// Go duration (e.g. "3m"), overriding spec.customCertificate.leafCertValidityDays: for
+// validities shorter than a day, as when trying renewal.
+const AnnotationCertificateValidity = "karmadaflow.io/certificate-validity"
+
+// minCertificateValidity is the shortest validity the annotation may set: a renewal starts
+// when a third of it is left and rolls every component, which takes about a minute.
+const minCertificateValidity = 3 * time.Minute
+
+// leafValidity is how long the leaves and client certificates k issues are valid: the
+// annotation, else leafCertValidityDays, else a year.
 func leafValidity(k *operatorv1alpha1.Karmada) time.Duration {
+	if d, err := time.ParseDuration(k.Annotations[AnnotationCertificateValidity]); err == nil && d >= minCertificateValidity {
+		return d
+	}
 	if c := k.Spec.CustomCertificate; c != nil && c.LeafCertValidityDays != nil && *c.LeafCertValidityDays > 0 {
 		return time.Duration(*c.LeafCertValidityDays) * 24 * time.Hour
 	}
 	return pki.DefaultLeafValidity
+}
+
+// validateCertificateValidity reports a certificate-validity annotation that is not a
+// duration of at least minCertificateValidity.
+func validateCertificateValidity(k *operatorv1alpha1.Karmada) []string {
+	value, ok := k.Annotations[AnnotationCertificateValidity]
+	if !ok {
+		return nil
+	}
+	if d, err := time.ParseDuration(value); err != nil || d < minCertificateValidity {
+		return []string{fmt.Sprintf("metadata.annotations[%s]: %q is not a duration of at least %s (e.g. \"720h\")",
+			AnnotationCertificateValidity, value, minCertificateValidity)}
+	}
+	return nil
 }
 
 // serviceDNSNames are the in-cluster names of Service svc in namespace ns.
@@ -275,10 +303,10 @@ func ensureAuthority(data map[string][]byte, certKey, keyKey, commonName string,
 	return ca, true, nil
 }
 
-// ensureLeaf issues the leaf under certKey/keyKey unless the stored one is signed by ca and
-// covers spec; it reports whether it issued one.
+// ensureLeaf issues the leaf under certKey/keyKey unless the stored one is signed by ca,
+// covers spec and is not due for renewal; it reports whether it issued one.
 func ensureLeaf(data map[string][]byte, ca *pki.Authority, certKey, keyKey string, spec pki.LeafSpec, validity time.Duration) (bool, error) {
-	if len(data[keyKey]) > 0 && ca.Covers(data[certKey], spec) {
+	if len(data[keyKey]) > 0 && ca.Covers(data[certKey], spec, time.Now()) {
 		return false, nil
 	}
 	pair, err := ca.Issue(spec, validity)

@@ -147,7 +147,7 @@ func ComponentObjects(k *operatorv1alpha1.Karmada, c Component, certHash string)
 		// which it serves itself, through the API server, which reaches it only through a
 		// Service that routes to Ready pods. Upstream's manifest has no readiness probe.
 		probe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(extensionServerPort)}},
-			PeriodSeconds: 5, TimeoutSeconds: 5}
+			PeriodSeconds: readinessPeriodSeconds, TimeoutSeconds: 5}
 		svc = service(k, c, names.Of(c.Suffix), extensionServerPort, extensionServerPort, "https")
 	case MetricsAdapter.Name:
 		defaults = extensionServerFlags(KeyMetricsAdapterCert, KeyMetricsAdapterKey)

@@ -34,12 +34,11 @@ func APIServices(k *operatorv1alpha1.Karmada, caBundle []byte) ([]*corev1.Servic
 		component Component
 		versions  []string // "<version>.<group>"
 	}
-	regs := []registration{{AggregatedAPIServer, []string{"v1alpha1.cluster.karmada.io"}}}
-	if Installed(k, Search) {
-		regs = append(regs, registration{Search, []string{"v1alpha1.search.karmada.io"}})
-	}
-	if Installed(k, MetricsAdapter) {
-		regs = append(regs, registration{MetricsAdapter, []string{"v1beta1.metrics.k8s.io", "v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io"}})
+	var regs []registration
+	for _, c := range []Component{AggregatedAPIServer, Search, MetricsAdapter} {
+		if Installed(k, c) {
+			regs = append(regs, registration{c, apiServicesOf(c)})
+		}
 	}
 	var services []*corev1.Service
 	var apiServices []*unstructured.Unstructured
@@ -65,6 +64,19 @@ func APIServices(k *operatorv1alpha1.Karmada, caBundle []byte) ([]*corev1.Servic
 		}
 	}
 	return services, apiServices
+}
+
+// apiServicesOf names the APIServices ("<version>.<group>") component c serves.
+func apiServicesOf(c Component) []string {
+	switch c.Name {
+	case AggregatedAPIServer.Name:
+		return []string{"v1alpha1.cluster.karmada.io"}
+	case Search.Name:
+		return []string{"v1alpha1.search.karmada.io"}
+	case MetricsAdapter.Name:
+		return []string{"v1beta1.metrics.k8s.io", "v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io"}
+	}
+	return nil
 }
 
 // RBAC are the ClusterRoles karmada-view, karmada-edit and cluster-proxy-admin, and the

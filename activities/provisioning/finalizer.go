@@ -14,7 +14,9 @@ import (
 
 // The finalizer that holds the Karmada object until Uninstall is done.
 
-// AddKarmadaFinalizer adds the finalizer that holds the Karmada until Uninstall is done.
+// AddKarmadaFinalizer adds the finalizer that holds the Karmada until Uninstall is done and,
+// in the same update, records the host cluster it is installed into (AnnotationHostCluster):
+// the workflow adds the finalizer before the first install step.
 func (a *Activities) AddKarmadaFinalizer(ctx context.Context, ref Ref) error {
 	return a.updateFinalizer(ctx, ref, true)
 }
@@ -40,6 +42,9 @@ func (a *Activities) updateFinalizer(ctx context.Context, ref Ref, present bool)
 		return nil
 	case present:
 		finalizers = append(finalizers, operatorv1alpha1.Finalizer)
+		if err := recordHostClusterOn(obj); err != nil {
+			return err
+		}
 	default:
 		finalizers = slices.DeleteFunc(finalizers, func(f string) bool { return f == operatorv1alpha1.Finalizer })
 	}

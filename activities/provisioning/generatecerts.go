@@ -32,7 +32,17 @@ func (a *Activities) GenerateCertificates(ctx context.Context, ref Ref) (Certifi
 	return t.ensureCertificates(ctx, k, addresses)
 }
 
+// ensureCertificates fills the certificate Secrets; the API server certificate names
+// addresses and the host of spec.hostCluster.apiEndpoint, added here rather than by each
+// caller so that CertifyLoadBalancer, which passes the load-balancer address only, keeps it.
 func (t *target) ensureCertificates(ctx context.Context, k *operatorv1alpha1.Karmada, addresses []string) (Certificates, error) {
+	configured, err := configuredEndpoint(k)
+	if err != nil {
+		return Certificates{}, err
+	}
+	if configured != nil {
+		addresses = append([]string{configured.host}, addresses...)
+	}
 	names := NamesFor(k.Name)
 	var customCA *pki.KeyPair
 	if c := k.Spec.CustomCertificate; c != nil && c.APIServerCACert != nil {
@@ -78,7 +88,8 @@ func (t *target) ensureCertificates(ctx context.Context, k *operatorv1alpha1.Kar
 }
 
 // certAddresses are the addresses the API server certificate must name besides the fixed
-// ones: the node address for NodePort, the load-balancer address once known.
+// ones and the apiEndpoint (ensureCertificates adds it): the node address for NodePort, the
+// load-balancer address once known.
 func (t *target) certAddresses(ctx context.Context, k *operatorv1alpha1.Karmada) ([]string, error) {
 	switch ServiceType(k) {
 	case corev1.ServiceTypeNodePort:

@@ -58,6 +58,9 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 		LocalEtcd:    !externalEtcd(k),
 		Hashes:       StepHashes(k),
 	}
+	for _, c := range InstalledComponents(k) {
+		sum.Components = append(sum.Components, c.Name)
+	}
 	if sum.Deleting {
 		return sum, nil
 	}
@@ -67,6 +70,16 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 		return Summary{}, err
 	}
 	sum.Invalid = append(sum.Invalid, ValidateName(k, siblings)...)
+	if sum.HasFinalizer {
+		if err := a.recordHostCluster(ctx, k); err != nil {
+			return Summary{}, err
+		}
+	}
+	problems, err := a.checkInstalled(ctx, k)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum.Invalid = append(sum.Invalid, problems...)
 	if externalEtcd(k) && k.Spec.Components.Etcd.External.SecretRef.Name != "" {
 		problems, err := a.checkExternalEtcdSecret(ctx, k)
 		if err != nil {

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -35,25 +36,36 @@ func runningInCluster() bool {
 	return os.Getenv("KUBERNETES_SERVICE_HOST") != "" && os.Getenv("KUBERNETES_SERVICE_PORT") != ""
 }
 
-// endpoint is the URL the admin kubeconfig reaches the API server at, by service type:
-// ClusterIP its in-cluster name, NodePort a node address and the node port, LoadBalancer the
-// ingress address and port 5443.
+// endpoint is the URL the admin kubeconfig (and status.apiServerEndpoint) reaches the API
+// server at. With spec.hostCluster.apiEndpoint, its host and its port, else the node port for
+// NodePort and port 5443 otherwise. Without, by service type: ClusterIP its in-cluster name,
+// NodePort a node address and the node port, LoadBalancer the ingress address and port 5443.
 func (t *target) endpoint(ctx context.Context, k *operatorv1alpha1.Karmada) (string, error) {
+	configured, err := configuredEndpoint(k)
+	if err != nil {
+		return "", err
+	}
+	if configured != nil {
+		port := int32(APIServerPort)
+		if ServiceType(k) == corev1.ServiceTypeNodePort && configured.port == "" {
+			if port, err = t.nodePort(ctx, k); err != nil {
+				return "", err
+			}
+		}
+		return configured.url(port), nil
+	}
 	name := NamesFor(k.Name).Of(SuffixAPIServer)
 	switch ServiceType(k) {
 	case corev1.ServiceTypeNodePort:
-		svc, err := t.kube.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+		port, err := t.nodePort(ctx, k)
 		if err != nil {
-			return "", fmt.Errorf("reading Service %s/%s: %w", k.Namespace, name, err)
-		}
-		if len(svc.Spec.Ports) == 0 || svc.Spec.Ports[0].NodePort == 0 {
-			return "", fmt.Errorf("Service %s/%s has no node port yet", k.Namespace, name)
+			return "", err
 		}
 		addr, err := t.nodeAddress(ctx)
 		if err != nil {
 			return "", err
 		}
-		return "https://" + net.JoinHostPort(addr, strconv.Itoa(int(svc.Spec.Ports[0].NodePort))), nil
+		return "https://" + net.JoinHostPort(addr, strconv.Itoa(int(port))), nil
 	case corev1.ServiceTypeLoadBalancer:
 		svc, err := t.kube.CoreV1().Services(k.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -78,14 +90,28 @@ func kubeconfig(server string, ca []byte, user string, client pki.KeyPair) ([]by
 	return clientcmd.Write(*cfg)
 }
 
-// kubeconfigCurrent reports whether data is a kubeconfig for server trusting ca.
-func kubeconfigCurrent(data []byte, server string, ca []byte) bool {
+// kubeconfigCurrent reports whether data is a kubeconfig for server trusting ca whose client
+// certificate is not due for renewal at now.
+func kubeconfigCurrent(data []byte, server string, ca []byte, now time.Time) bool {
 	cfg, err := clientcmd.Load(data)
 	if err != nil {
 		return false
 	}
 	c := cfg.Clusters["karmada"]
-	return c != nil && c.Server == server && bytes.Equal(c.CertificateAuthorityData, ca)
+	if c == nil || c.Server != server || !bytes.Equal(c.CertificateAuthorityData, ca) {
+		return false
+	}
+	cert, err := clientCertificate(cfg)
+	return err == nil && !pki.DueForRenewal(cert, now)
+}
+
+// clientCertificate is the client certificate of cfg's current context.
+func clientCertificate(cfg *clientcmdapi.Config) (*x509.Certificate, error) {
+	kctx := cfg.Contexts[cfg.CurrentContext]
+	if kctx == nil || cfg.AuthInfos[kctx.AuthInfo] == nil {
+		return nil, fmt.Errorf("kubeconfig has no user for context %q", cfg.CurrentContext)
+	}
+	return pki.ParseCert(cfg.AuthInfos[kctx.AuthInfo].ClientCertificateData)
 }
 
 // WriteAdminKubeconfig writes the admin-config Secret (the admin kubeconfig at the endpoint of
@@ -136,7 +162,7 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 	for _, c := range append([]Component{AggregatedAPIServer}, InstalledComponents(k)...) {
 		user := "system:karmada:" + c.Name
 		_, err := t.ensureSecret(ctx, k, names.ComponentConfig(c.Name), c.Name, func(data map[string][]byte) (bool, error) {
-			if kubeconfigCurrent(data[KeyKubeconfig], inCluster, caPEM) {
+			if kubeconfigCurrent(data[KeyKubeconfig], inCluster, caPEM, time.Now()) {
 				return false, nil
 			}
 			client, err := ca.Issue(pki.LeafSpec{CommonName: user, Organization: []string{AdminGroup}, Client: true}, leafValidity(k))
@@ -156,9 +182,10 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 // controlPlaneClient reaches the new control plane with the admin kubeconfig, verifying TLS
 // against the generated CA.
 func (t *target) controlPlaneClient(ctx context.Context, k *operatorv1alpha1.Karmada) (dynamic.Interface, error) {
-	if ServiceType(k) == corev1.ServiceTypeClusterIP && (t.remote || !runningInCluster()) {
+	if ServiceType(k) == corev1.ServiceTypeClusterIP && (k.Spec.HostCluster == nil || k.Spec.HostCluster.APIEndpoint == "") && (t.remote || !runningInCluster()) {
 		// Its name resolves only through the host cluster's DNS; asking any other resolver
-		// would send the cluster's names out of it and fail anyway.
+		// would send the cluster's names out of it and fail anyway. An apiEndpoint is
+		// reached from outside.
 		return nil, fmt.Errorf("the API server Service %s/%s is of type ClusterIP, reachable only from inside its host cluster, "+
 			"and this worker runs outside it: run the worker in the host cluster, or use serviceType NodePort or LoadBalancer",
 			k.Namespace, NamesFor(k.Name).Of(SuffixAPIServer))

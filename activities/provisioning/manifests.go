@@ -66,15 +66,19 @@ func onPodIP(port int) string { return podIP + ":" + strconv.Itoa(port) }
 var podIPEnv = corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
 
 // readinessProbe probes path on port of the pod's IP (an empty host is the pod's IP). Ready
-// is what each install step waits for, so it is probed every few seconds, with room for a
-// busy host to answer slowly.
+// is what each install and rollout step waits for, and the components roll one at a time, so
+// it is probed every other second (a rollout then takes a few seconds, not one period of
+// five), with room for a busy host to answer slowly.
 func readinessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler:   corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(port), Scheme: scheme}},
-		PeriodSeconds:  5,
+		PeriodSeconds:  readinessPeriodSeconds,
 		TimeoutSeconds: 5,
 	}
 }
+
+// readinessPeriodSeconds is how often the components' readiness is probed.
+const readinessPeriodSeconds = 2
 
 // AnnotationCertHash on a pod template is the hash of the certificates its pods mount, so
 // that a re-issued certificate rolls them.
@@ -165,6 +169,12 @@ func replicas(k *operatorv1alpha1.Karmada, c Component) *int32 {
 	return ptr.To[int32](1)
 }
 
+// progressDeadlineSeconds is how long a rollout may go without progress before the
+// Deployment reports it failed (ProgressDeadlineExceeded) and the waits stop: two minutes
+// rather than Kubernetes' ten, since every component starts in seconds once its image is
+// there.
+const progressDeadlineSeconds int32 = 120
+
 // deployment is the Deployment of component c.
 func deployment(k *operatorv1alpha1.Karmada, c Component, container corev1.Container, volumes []corev1.Volume, certHash string) *appsv1.Deployment {
 	meta := objectMeta(k, c, NamesFor(k.Name).Of(c.Suffix))
@@ -175,9 +185,10 @@ func deployment(k *operatorv1alpha1.Karmada, c Component, container corev1.Conta
 		TypeMeta:   deploymentType,
 		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
-			Replicas: replicas(k, c),
-			Selector: &metav1.LabelSelector{MatchLabels: selector(k.Name, c)},
-			Template: podTemplate(k, c, container, volumes, certHash),
+			Replicas:                replicas(k, c),
+			ProgressDeadlineSeconds: ptr.To(progressDeadlineSeconds),
+			Selector:                &metav1.LabelSelector{MatchLabels: selector(k.Name, c)},
+			Template:                podTemplate(k, c, container, volumes, certHash),
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -83,7 +84,8 @@ func TestValidateKarmadaReadsItsSiblings(t *testing.T) {
 	}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{kube.Karmadas: "KarmadaList"}, objects...)
-	a := &Activities{HostDynamic: client}
+	// Host has no etcd StatefulSet: neither instance is installed.
+	a := &Activities{Host: fake.NewClientset(), HostDynamic: client}
 
 	sum, err := a.ValidateKarmada(context.Background(), Ref{Namespace: "tenant1", Name: "x-karmada"})
 	var appErr *temporal.ApplicationError

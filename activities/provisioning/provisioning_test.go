@@ -225,9 +225,20 @@ func TestStepHashes(t *testing.T) {
 	scheduler := StepHashes(karmada("foo", func(k *operatorv1alpha1.Karmada) {
 		k.Spec.Components.KarmadaScheduler = &operatorv1alpha1.KarmadaScheduler{ExtraArgs: map[string]string{"v": "4"}}
 	}))
+	// Only the scheduler rolls: all components at once before ordered rollouts, the
+	// scheduler's own steps since.
 	for step, h := range base {
-		assert.Equal(t, step == StepInstallComponents || step == StepWaitComponentsReady, h != scheduler[step], step)
+		want := step == StepInstallComponents || step == StepWaitComponentsReady ||
+			step == ComponentStep(StepInstallComponent, Scheduler.Name) || step == ComponentStep(StepWaitComponentReady, Scheduler.Name)
+		assert.Equal(t, want, h != scheduler[step], step)
 	}
+
+	// A new Karmada version without a tarball in the spec applies its CRDs again.
+	upgraded := StepHashes(karmada("foo", func(k *operatorv1alpha1.Karmada) {
+		k.Spec.Components.KarmadaControllerManager = &operatorv1alpha1.KarmadaControllerManager{
+			CommonSettings: operatorv1alpha1.CommonSettings{Image: operatorv1alpha1.Image{ImageTag: "v1.99.0"}}}
+	}))
+	assert.NotEqual(t, base[StepInitControlPlane], upgraded[StepInitControlPlane])
 }
 
 func TestCertificatesGeneratedOnce(t *testing.T) {

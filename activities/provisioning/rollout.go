@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"go.temporal.io/sdk/temporal"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 )
@@ -60,7 +63,50 @@ func (t *target) rolledOut(ctx context.Context, k *operatorv1alpha1.Karmada, c C
 		return false, "", fmt.Errorf("reading Deployment %s/%s: %w", k.Namespace, name, err)
 	}
 	done, progress := deploymentRolledOut(d)
+	if !done && progressDeadlineExceeded(d) {
+		return false, "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("the rollout of %s failed: %s%s",
+			c.Name, progress, t.podTrouble(ctx, k, c)), ErrRolloutFailed, nil)
+	}
 	return done, progress, nil
+}
+
+// ErrRolloutFailed is the ApplicationError type of a rollout that made no progress within
+// its deadline: the workflow reports it and retries later; a fixed spec rolls again.
+const ErrRolloutFailed = "RolloutFailed"
+
+// progressDeadlineExceeded reports whether the Deployment's controller gave up waiting for
+// the rollout of the current generation to progress.
+func progressDeadlineExceeded(d *appsv1.Deployment) bool {
+	if d.Status.ObservedGeneration < d.Generation {
+		return false
+	}
+	for _, cond := range d.Status.Conditions {
+		if cond.Type == appsv1.DeploymentProgressing {
+			return cond.Status == corev1.ConditionFalse && cond.Reason == "ProgressDeadlineExceeded"
+		}
+	}
+	return false
+}
+
+// podTrouble describes why a pod of c is not ready ("; pod p: container x: CrashLoopBackOff:
+// ..."), for the message of a failed rollout; empty when no pod says.
+func (t *target) podTrouble(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) string {
+	pods, err := t.kube.CoreV1().Pods(k.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(selector(k.Name, c)).String()})
+	if err != nil {
+		return ""
+	}
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason != "" {
+				return fmt.Sprintf("; pod %s: container %s: %s: %s", p.Name, cs.Name, w.Reason, w.Message)
+			}
+			if term := cs.LastTerminationState.Terminated; !cs.Ready && term != nil {
+				return fmt.Sprintf("; pod %s: container %s exited with %d (%s), restarted %d times", p.Name, cs.Name, term.ExitCode, term.Reason, cs.RestartCount)
+			}
+		}
+	}
+	return ""
 }
 
 // deploymentRolledOut is `kubectl rollout status`'s test: the controller has observed the

@@ -15,8 +15,8 @@ import (
 )
 
 // WriteKarmadaStatus writes the Ready condition, observedGeneration, apiServerService (read
-// from the Service), and, as in, secretRef and the versions; with Warning it also records an
-// Event on the Karmada.
+// from the Service), and, as in, secretRef with apiServerEndpoint (the admin kubeconfig's
+// server) and the versions; with Warning it also records an Event on the Karmada.
 func (a *Activities) WriteKarmadaStatus(ctx context.Context, in StatusInput) error {
 	client := a.HostDynamic.Resource(kube.Karmadas).Namespace(in.Ref.Namespace)
 	obj, err := client.Get(ctx, in.Ref.Name, metav1.GetOptions{})
@@ -46,12 +46,23 @@ func (a *Activities) WriteKarmadaStatus(ctx context.Context, in StatusInput) err
 			return err
 		}
 		status.APIServerService = svc
+		if in.AdminConfig {
+			// The same function as the admin kubeconfig's server, so that both always agree.
+			endpoint, err := t.endpoint(ctx, &k)
+			if err != nil {
+				return err
+			}
+			status.APIServerEndpoint = endpoint
+		}
 	}
 	if in.AdminConfig {
 		status.SecretRef = &operatorv1alpha1.LocalSecretReference{Namespace: k.Namespace, Name: NamesFor(k.Name).Of(SuffixAdminConfig)}
 	}
 	if in.Completed {
 		status.KarmadaVersion, status.KubernetesVersion = Versions(&k)
+	}
+	if in.Certificates != nil {
+		status.Certificates = certificatesStatus(*in.Certificates)
 	}
 	encoded, err := runtime.DefaultUnstructuredConverter.ToUnstructured(status)
 	if err != nil {

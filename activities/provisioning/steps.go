@@ -24,7 +24,16 @@ const (
 	StepInitControlPlane             = "InitControlPlane"
 	StepInstallComponents            = "InstallComponents"
 	StepWaitComponentsReady          = "WaitComponentsReady"
+	// Components rolled one at a time: per component, StepInstallComponent then
+	// StepWaitComponentReady (ComponentStep names the step of one), then the components the
+	// spec no longer names removed.
+	StepInstallComponent    = "InstallComponent"
+	StepWaitComponentReady  = "WaitComponentReady"
+	StepRemoveOldComponents = "RemoveOldComponents"
 )
+
+// ComponentStep is the name under which step is recorded for one component.
+func ComponentStep(step, component string) string { return step + "/" + component }
 
 // certificateSet names the set of certificates GenerateCertificates issues. It changes when the
 // set does (the serving certificates of karmada-search and karmada-metrics-adapter joined it),
@@ -49,10 +58,33 @@ func StepHashes(k *operatorv1alpha1.Karmada) map[string]string {
 	h[StepInstallAPIServer] = hashOf(api, comps.Etcd, s.PrivateRegistry, s.HostCluster, h[StepGenerateCertificates])
 	h[StepWriteAdminKubeconfig] = hashOf(ServiceType(k), DNSDomain(k), s.HostCluster, h[StepInstallAPIServer])
 	h[StepInstallAggregatedAPIServer] = hashOf(comps.KarmadaAggregatedAPIServer, comps.Etcd, s.FeatureGates, s.PrivateRegistry, h[StepWriteAdminKubeconfig])
-	h[StepInitControlPlane] = hashOf(s.CRDTarball, Installed(k, Search), Installed(k, MetricsAdapter), h[StepWriteAdminKubeconfig])
+	// Without a tarball in the spec, the CRDs are those of the Karmada version: a new version
+	// applies its CRDs before the controllers roll.
+	crdVersion := ""
+	if s.CRDTarball == nil {
+		crdVersion, _ = Versions(k)
+	}
+	h[StepInitControlPlane] = hashOf(s.CRDTarball, crdVersion, Installed(k, Search), Installed(k, MetricsAdapter), h[StepWriteAdminKubeconfig])
 	h[StepInstallComponents] = hashOf(comps.KubeControllerManager, comps.KarmadaControllerManager, comps.KarmadaScheduler,
 		comps.KarmadaWebhook, comps.KarmadaDescheduler, comps.KarmadaSearch, comps.KarmadaMetricsAdapter,
 		s.FeatureGates, s.PrivateRegistry, api.ServiceSubnet, h[StepWriteAdminKubeconfig])
+
+	var installed []string
+	for _, c := range InstalledComponents(k) {
+		gates := map[string]bool(nil)
+		if c.KarmadaGates {
+			gates = s.FeatureGates
+		}
+		var etcd any
+		if c.Field == Search.Field {
+			etcd = comps.Etcd // karmada-search stores in the instance's etcd
+		}
+		install := ComponentStep(StepInstallComponent, c.Name)
+		h[install] = hashOf(fieldOf(comps, c.Field), gates, etcd, s.PrivateRegistry, api.ServiceSubnet, h[StepWriteAdminKubeconfig])
+		h[ComponentStep(StepWaitComponentReady, c.Name)] = h[install]
+		installed = append(installed, c.Name)
+	}
+	h[StepRemoveOldComponents] = hashOf(installed)
 
 	h[StepWaitEtcdReady] = h[StepInstallEtcd]
 	h[StepWaitLoadBalancer] = h[StepInstallAPIServer]
@@ -61,6 +93,19 @@ func StepHashes(k *operatorv1alpha1.Karmada) map[string]string {
 	h[StepWaitAggregatedAPIServerReady] = h[StepInstallAggregatedAPIServer]
 	h[StepWaitComponentsReady] = h[StepInstallComponents]
 	return h
+}
+
+// fieldOf is the JSON of field under spec.components (null when unset).
+func fieldOf(comps *operatorv1alpha1.KarmadaComponents, field string) json.RawMessage {
+	var fields map[string]json.RawMessage
+	data, err := json.Marshal(comps)
+	if err == nil {
+		err = json.Unmarshal(data, &fields)
+	}
+	if err != nil {
+		panic("provisioning: reading spec.components: " + err.Error()) // plain API types always marshal
+	}
+	return fields[field]
 }
 
 func certSANsOf(a *operatorv1alpha1.KarmadaAggregatedAPIServer) []string {

@@ -1,5 +1,7 @@
 package provisioning
 
+import "time"
+
 // Ref names a Karmada object.
 type Ref struct {
 	Namespace string
@@ -22,6 +24,8 @@ type Summary struct {
 	LocalEtcd    bool
 	// Hashes has one entry per step (see StepHashes).
 	Hashes map[string]string
+	// Components are the components installed after the API servers, in the order they roll.
+	Components []string `json:",omitempty"`
 	// Invalid lists the validation problems, each naming its field; the error returned with
 	// it is a non-retryable ValidationError.
 	Invalid []string `json:",omitempty"`
@@ -35,6 +39,14 @@ const ErrValidation = "ValidationError"
 type InstallInput struct {
 	Ref      Ref
 	CertHash string
+}
+
+// ComponentInput names one component (Component.Name) of an instance, and the hash of the
+// certificates it mounts.
+type ComponentInput struct {
+	Ref       Ref
+	Component string
+	CertHash  string `json:",omitempty"`
 }
 
 // Certificates is what GenerateCertificates tells the workflow: hashes of the certificates
@@ -72,4 +84,21 @@ type StatusInput struct {
 	Completed bool `json:",omitempty"`
 	// Warning, when set, is also recorded as a Warning Event on the Karmada with Reason.
 	Warning bool `json:",omitempty"`
+	// Certificates, when set, is written to status.certificates.
+	Certificates *CertificateExpiries `json:",omitempty"`
+}
+
+// CertificateExpiries are the expiries of an instance's certificates (never the certificates):
+// the serving and client certificates in its Secrets, its component kubeconfigs and its admin
+// kubeconfig.
+type CertificateExpiries struct {
+	Items []CertificateExpiry
+	// NotAfter is the earliest expiry; RenewAt when the first certificate is due for renewal.
+	NotAfter, RenewAt time.Time
+}
+
+// CertificateExpiry is the expiry of one certificate, named "<Secret>/<key>".
+type CertificateExpiry struct {
+	Name     string
+	NotAfter time.Time
 }

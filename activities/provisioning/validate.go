@@ -51,6 +51,14 @@ func Validate(k *operatorv1alpha1.Karmada) []string {
 		}
 	}
 
+	problems = append(problems, validateCertificateValidity(k)...)
+
+	if h := k.Spec.HostCluster; h != nil && h.APIEndpoint != "" {
+		if _, err := parseAPIEndpoint(h.APIEndpoint); err != nil {
+			add("spec.hostCluster.apiEndpoint", "%v", err)
+		}
+	}
+
 	refs := secretRefs(k)
 	for _, field := range slices.Sorted(maps.Keys(refs)) {
 		if ref := refs[field]; ref.Namespace != "" && ref.Namespace != k.Namespace {

@@ -45,14 +45,29 @@ func (a *Activities) InstallEtcd(ctx context.Context, in InstallInput) error {
 	if externalEtcd(k) {
 		return t.removeComponent(ctx, k, Etcd)
 	}
-	sts, services := EtcdObjects(k, in.CertHash)
+	// etcd reloads its certificate and key files at every TLS handshake, so renewing them
+	// needs no restart (a one-member etcd would be down meanwhile): its pods roll only when
+	// its CA changes, which etcd loads once.
+	etcdCerts, err := t.secretData(ctx, k, NamesFor(k.Name).Of(SuffixEtcdCert))
+	if err != nil {
+		return err
+	}
+	sts, services := EtcdObjects(k, hashOf(string(etcdCerts[KeyEtcdCACert])))
 	for _, svc := range services {
 		if _, err := a.apply(ctx, t.dyn, svc); err != nil {
 			return err
 		}
 	}
-	if _, err := a.apply(ctx, t.dyn, sts); err != nil {
-		return err
+	// An etcd whose data is in an emptyDir is never rolled: its new pods would start empty.
+	// Its settings apply at install; a new image is refused by ValidateKarmada.
+	existing, err := t.kube.AppsV1().StatefulSets(k.Namespace).Get(ctx, sts.Name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading StatefulSet %s/%s: %w", k.Namespace, sts.Name, err)
+	}
+	if err != nil || !dataInEmptyDir(existing) {
+		if _, err := a.apply(ctx, t.dyn, sts); err != nil {
+			return err
+		}
 	}
 	return t.ensurePDB(ctx, k, Etcd)
 }
@@ -147,7 +162,11 @@ func (a *Activities) InstallAggregatedAPIServer(ctx context.Context, in InstallI
 	if err != nil {
 		return err
 	}
-	d, svc := AggregatedAPIServerObjects(k, in.CertHash)
+	kubeconfigHash, err := t.kubeconfigHash(ctx, k, AggregatedAPIServer)
+	if err != nil {
+		return err
+	}
+	d, svc := AggregatedAPIServerObjects(k, hashOf(in.CertHash, kubeconfigHash))
 	if _, err := a.apply(ctx, t.dyn, svc); err != nil {
 		return err
 	}
@@ -179,16 +198,7 @@ func (a *Activities) InstallComponents(ctx context.Context, in InstallInput) ([]
 			}
 			continue
 		}
-		d, svc := ComponentObjects(k, c, in.CertHash)
-		if svc != nil {
-			if _, err := a.apply(ctx, t.dyn, svc); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := a.apply(ctx, t.dyn, d); err != nil {
-			return nil, err
-		}
-		if err := t.ensurePDB(ctx, k, c); err != nil {
+		if err := t.installComponent(ctx, k, c, in.CertHash); err != nil {
 			return nil, err
 		}
 		installed = append(installed, c.Name)

@@ -11,10 +11,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
 
 	executionactivities "github.com/karmadaflow/karmadaflow/activities/execution"
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
+	"github.com/karmadaflow/karmadaflow/starter/certexpiry"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 )
 
@@ -43,7 +45,8 @@ func TestMonitoringNamesServedMetrics(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"mcs_errors_total", "mcs_provider_withdrawals_total", "workqueue_depth",
-		"temporal_workflow_task_execution_failed_total", "temporal_workflow_task_schedule_to_start_latency_seconds_bucket"} {
+		"temporal_workflow_task_execution_failed_total", "temporal_workflow_task_schedule_to_start_latency_seconds_bucket",
+		certexpiry.MetricName} {
 		require.True(t, slices.Contains(named, want), "the monitoring files do not name %s", want)
 	}
 }
@@ -75,6 +78,7 @@ func projectMetrics(t *testing.T) map[string]bool {
 	require.NoError(t, err)
 	_, err = ensure.NewStartedCounter(r)
 	require.NoError(t, err)
+	require.NoError(t, certexpiry.Register(r, cache.NewStore(cache.MetaNamespaceKeyFunc)))
 
 	names := map[string]bool{}
 	descs := make(chan *prometheus.Desc, 100)

@@ -126,7 +126,7 @@ func (ca *Authority) Issue(spec LeafSpec, validity time.Duration) (KeyPair, erro
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
-		NotBefore:    now.Add(-time.Hour),
+		NotBefore:    now.Add(-backdate(validity)),
 		NotAfter:     now.Add(validity),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		DNSNames:     spec.DNSNames,
@@ -149,11 +149,30 @@ func (ca *Authority) Issue(spec LeafSpec, validity time.Duration) (KeyPair, erro
 	return KeyPair{Cert: pemBlock("CERTIFICATE", der), Key: keyPEM}, nil
 }
 
-// Covers reports whether the certificate in certPEM is signed by ca and names every DNS name
-// and IP of spec.
-func (ca *Authority) Covers(certPEM []byte, spec LeafSpec) bool {
+// backdate is how far before its issue a leaf is valid, for clocks behind the issuer's: an
+// hour, or a tenth of a short validity (a certificate valid for minutes must not spend most
+// of its life before its issue).
+func backdate(validity time.Duration) time.Duration {
+	return min(time.Hour, validity/10)
+}
+
+// RenewAt is when cert is due for renewal: when it enters the last third of its validity.
+func RenewAt(cert *x509.Certificate) time.Time {
+	return cert.NotAfter.Add(-cert.NotAfter.Sub(cert.NotBefore) / 3)
+}
+
+// DueForRenewal reports whether cert is to be renewed at now: from RenewAt, or up to a sixth
+// of its validity before. The early part lets certificates issued in the same install, which
+// may be a minute apart, renew together in one rollout rather than one after the other.
+func DueForRenewal(cert *x509.Certificate, now time.Time) bool {
+	return !now.Before(RenewAt(cert).Add(-cert.NotAfter.Sub(cert.NotBefore) / 6))
+}
+
+// Covers reports whether the certificate in certPEM is signed by ca, names every DNS name
+// and IP of spec, and is not due for renewal at now.
+func (ca *Authority) Covers(certPEM []byte, spec LeafSpec, now time.Time) bool {
 	cert, err := ParseCert(certPEM)
-	if err != nil || cert.CheckSignatureFrom(ca.cert) != nil {
+	if err != nil || cert.CheckSignatureFrom(ca.cert) != nil || DueForRenewal(cert, now) {
 		return false
 	}
 	for _, name := range spec.DNSNames {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,12 @@ var (
 const (
 	nsDefault = "karmada-default"
 	nsFull    = "karmada-full"
+	// Day 2: an API endpoint other than the node's, immutable fields, certificate renewal
+	// and an ordered upgrade.
+	nsEndpoint  = "karmada-endpoint"
+	nsImmutable = "karmada-immutable"
+	nsRenew     = "karmada-renew"
+	nsUpgrade   = "karmada-upgrade"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +51,7 @@ func run(m *testing.M) int {
 	defer e.Stop()
 	testEnv = e
 	svc, err = service.Start(ctx, e, service.Options{ChartValues: []string{
-		"provisioning.namespaces={" + nsDefault + "," + nsFull + "}",
+		"provisioning.namespaces={" + strings.Join([]string{nsDefault, nsFull, nsEndpoint, nsImmutable, nsRenew, nsUpgrade}, ",") + "}",
 	}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

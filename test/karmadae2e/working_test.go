@@ -45,6 +45,7 @@ type instance struct {
 	namespace, name string
 	components      *operatorv1alpha1.KarmadaComponents
 	search          bool // karmada-search is enabled: its proxy path is tried too
+	annotations     map[string]string
 }
 
 // TestWorkingKarmada installs two instances at once, a NodePort instance with the default
@@ -101,14 +102,19 @@ func TestWorkingKarmada(t *testing.T) {
 }
 
 func createKarmada(t *testing.T, in instance) {
+	createKarmadaSpec(t, in, operatorv1alpha1.KarmadaSpec{Components: in.components})
+}
+
+// createKarmadaSpec creates the instance's namespace and Karmada with spec.
+func createKarmadaSpec(t *testing.T, in instance, spec operatorv1alpha1.KarmadaSpec) {
 	ctx := context.Background()
 	_, err := testEnv.Host.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: in.namespace}}, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
 	k := &operatorv1alpha1.Karmada{TypeMeta: metav1.TypeMeta{APIVersion: "operator.karmada.io/v1alpha1", Kind: "Karmada"},
-		ObjectMeta: metav1.ObjectMeta{Name: in.name, Namespace: in.namespace},
-		Spec:       operatorv1alpha1.KarmadaSpec{Components: in.components}}
+		ObjectMeta: metav1.ObjectMeta{Name: in.name, Namespace: in.namespace, Annotations: in.annotations},
+		Spec:       spec}
 	u, err := kube.ToUnstructured(k)
 	require.NoError(t, err)
 	_, err = testEnv.Host.Dynamic().Resource(kube.Karmadas).Namespace(in.namespace).Create(ctx, u, metav1.CreateOptions{})
@@ -157,18 +163,21 @@ func checkEveryComponentReady(t *testing.T, in instance) {
 	for _, c := range prov.InstalledComponents(k) {
 		deployments = append(deployments, c.Suffix)
 	}
+	replicas := 0
 	for _, suffix := range deployments {
 		d, err := testEnv.Host.Client().AppsV1().Deployments(in.namespace).Get(ctx, names.Of(suffix), metav1.GetOptions{})
 		if assert.NoError(t, err, suffix) {
 			assert.Equal(t, ptr.Deref(d.Spec.Replicas, 1), d.Status.ReadyReplicas, "%s ready replicas", d.Name)
+			replicas += int(ptr.Deref(d.Spec.Replicas, 1))
 		}
 	}
 	etcd, err := testEnv.Host.Client().AppsV1().StatefulSets(in.namespace).Get(ctx, names.Of(prov.SuffixEtcd), metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, ptr.Deref(etcd.Spec.Replicas, 1), etcd.Status.ReadyReplicas, "etcd ready replicas")
+	replicas += int(ptr.Deref(etcd.Spec.Replicas, 1))
 	pods, err := testEnv.Host.Client().CoreV1().Pods(in.namespace).List(ctx, metav1.ListOptions{LabelSelector: prov.InstanceSelector(in.name)})
 	require.NoError(t, err)
-	require.Len(t, pods.Items, len(deployments)+1, "one pod per workload")
+	require.Len(t, pods.Items, replicas, "one pod per replica of each workload")
 	for _, p := range pods.Items {
 		assert.True(t, podReady(&p), "pod %s Ready", p.Name)
 		require.Len(t, p.Status.ContainerStatuses, len(p.Spec.Containers), p.Name)

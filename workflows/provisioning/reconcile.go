@@ -18,6 +18,10 @@ import (
 // error was dropped and the object showed Progressing until the next signal).
 const changeRetryReadyStatus = "retry-ready-status"
 
+// changeCertificateRenewal versions reading the certificates' expiry once installed, writing
+// it to the status and renewing them on a timer (before, certificates were never renewed).
+const changeCertificateRenewal = "certificate-renewal"
+
 // reconcile runs one pass and reports whether the workflow is finished (the object is gone).
 func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	r.pending, r.retryAt, r.interrupted = false, time.Time{}, false
@@ -75,10 +79,24 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		r.state.Step = ""
 		return false
 	}
+	ready := act.StatusInput{Ready: true, Reason: operatorv1alpha1.ReasonCompleted,
+		Message: "Karmada control plane installed", AdminConfig: true, Completed: true}
+	if workflow.GetVersion(ctx, changeCertificateRenewal, workflow.DefaultVersion, 1) == 1 {
+		var expiries act.CertificateExpiries
+		if err := r.execute(ctx, "InspectCertificates", shortOptions, activities.InspectCertificates, &expiries, r.ref); err != nil {
+			if !errors.Is(err, errInterrupted) {
+				r.fail(ctx, "InspectCertificates", err)
+			}
+			r.state.Step = ""
+			return false
+		}
+		r.state.RenewAt, r.renewing = expiries.RenewAt, false
+		r.state.Progress.Completed = true
+		ready.Certificates = &expiries
+	}
 	r.state.Step, r.state.LastError, r.state.Failures = "", "", 0
 	r.setPhase(ctx, PhaseReady)
-	err = r.writeStatus(ctx, act.StatusInput{Ready: true, Reason: operatorv1alpha1.ReasonCompleted,
-		Message: "Karmada control plane installed", AdminConfig: true, Completed: true})
+	err = r.writeStatus(ctx, ready)
 	if err != nil && !errors.Is(err, errInterrupted) &&
 		workflow.GetVersion(ctx, changeRetryReadyStatus, workflow.DefaultVersion, 1) == 1 {
 		r.fail(ctx, "WriteKarmadaStatus", err) // the retry's pass writes Ready again

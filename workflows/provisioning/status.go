@@ -22,6 +22,9 @@ func (r *reconciler) writeStatus(ctx workflow.Context, in act.StatusInput) error
 	key := strconv.FormatInt(in.Generation, 10) + "|" + strconv.FormatBool(in.Ready) + "|" + in.Reason + "|" + in.Message +
 		"|" + strconv.FormatBool(in.AdminConfig) + "|" + r.state.Progress.Service.Name + "|" + strconv.Itoa(int(r.state.Progress.Service.NodePort)) +
 		"|" + r.state.Progress.Done[act.StepWaitLoadBalancer]
+	if c := in.Certificates; c != nil {
+		key += "|" + c.NotAfter.UTC().Format(time.RFC3339) + "|" + c.RenewAt.UTC().Format(time.RFC3339)
+	}
 	if key == r.state.Progress.LastStatus {
 		return nil
 	}

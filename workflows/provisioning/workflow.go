@@ -52,6 +52,8 @@ type Progress struct {
 	Service    act.ServiceInfo
 	Endpoint   string `json:",omitempty"`
 	LastStatus string `json:",omitempty"`
+	// Completed tells that the instance was Ready once: later passes roll out changes.
+	Completed bool `json:",omitempty"`
 }
 
 // Input starts a run; a continued run carries its progress.
@@ -68,8 +70,12 @@ type State struct {
 	Phase      string
 	Generation int64
 	// Step is the step running now, if any.
-	Step      string `json:",omitempty"`
-	LastError string `json:",omitempty"`
+	Step string `json:",omitempty"`
+	// Rolling is what the last install step rolled or did ("rolling etcd").
+	Rolling string `json:",omitempty"`
+	// RenewAt is when the first certificate is due for renewal.
+	RenewAt   time.Time `json:",omitempty"`
+	LastError string    `json:",omitempty"`
 	Progress  Progress
 	Passes    int
 	Failures  int
@@ -124,10 +130,10 @@ type reconciler struct {
 	ref              act.Ref
 	changes, resyncs workflow.ReceiveChannel
 	// pending asks for a pass; resync asks it to run every step; interrupted tells that a
-	// signal cut the current pass short.
-	pending, resync, interrupted bool
-	retryAt                      time.Time
-	state                        State
+	// signal cut the current pass short; renewing that the pass renews certificates.
+	pending, resync, interrupted, renewing bool
+	retryAt                                time.Time
+	state                                  State
 }
 
 func (r *reconciler) drain() {
@@ -152,8 +158,23 @@ func (r *reconciler) wait(ctx workflow.Context) {
 			r.pending = true
 		})
 	}
+	if renewAt := r.state.RenewAt; !renewAt.IsZero() {
+		// A renewal is a pass that runs every step: the steps re-issue what is due and roll
+		// what mounts it. At least a minute apart, should a renewal leave a certificate due.
+		timerCtx, cancel := workflow.WithCancel(ctx)
+		defer cancel()
+		timer := workflow.NewTimerWithOptions(timerCtx, max(renewAt.Sub(workflow.Now(ctx)), minRenewalInterval), workflow.TimerOptions{
+			Summary: "renew the certificates of Karmada " + r.ref.String() + ": the first is due at " + renewAt.UTC().Format(time.RFC3339),
+		})
+		sel.AddFuture(timer, func(workflow.Future) {
+			r.pending, r.resync, r.renewing = true, true, true
+		})
+	}
 	sel.Select(ctx)
 }
+
+// minRenewalInterval is the least time between two certificate renewals.
+const minRenewalInterval = time.Minute
 
 func (r *reconciler) addSignals(ctx workflow.Context, sel workflow.Selector) {
 	sel.AddReceive(r.changes, func(c workflow.ReceiveChannel, _ bool) {

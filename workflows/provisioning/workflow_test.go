@@ -3,6 +3,8 @@ package provisioning
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,8 +28,13 @@ func hashes(mutate map[string]string) map[string]string {
 	for _, step := range []string{act.StepGenerateCertificates, act.StepEnsureNamespace, act.StepInstallEtcd, act.StepWaitEtcdReady,
 		act.StepInstallAPIServer, act.StepWaitLoadBalancer, act.StepCertifyLoadBalancer, act.StepWaitAPIServerReady,
 		act.StepWriteAdminKubeconfig, act.StepInstallAggregatedAPIServer, act.StepWaitAggregatedAPIServerReady,
-		act.StepInitControlPlane, act.StepInstallComponents, act.StepWaitComponentsReady} {
+		act.StepInitControlPlane, act.StepInstallComponents, act.StepWaitComponentsReady, act.StepRemoveOldComponents} {
 		h[step] = "h-" + step
+	}
+	for _, c := range components {
+		for _, step := range []string{act.StepInstallComponent, act.StepWaitComponentReady} {
+			h[act.ComponentStep(step, c)] = "h-" + act.ComponentStep(step, c)
+		}
 	}
 	for k, v := range mutate {
 		h[k] = v
@@ -35,9 +42,16 @@ func hashes(mutate map[string]string) map[string]string {
 	return h
 }
 
+// components are the components of the instance the harness installs, in order.
+var components = []string{"kube-controller-manager", "karmada-scheduler"}
+
 func summary() act.Summary {
-	return act.Summary{Exists: true, HasFinalizer: true, Generation: 1, ServiceType: "NodePort", LocalEtcd: true, Hashes: hashes(nil)}
+	return act.Summary{Exists: true, HasFinalizer: true, Generation: 1, ServiceType: "NodePort", LocalEtcd: true, Hashes: hashes(nil),
+		Components: components}
 }
+
+// certificatesDue is when the harness's certificates are first due for renewal.
+var certificatesDue = 240 * 24 * time.Hour
 
 // harness mocks every activity, records the order of the calls and the statuses written.
 type harness struct {
@@ -53,6 +67,8 @@ type harness struct {
 	failReady int
 	// scheduled and ran count the callbacks of at: run fails the test unless all ran.
 	scheduled, ran int
+	// inspections counts the reads of the certificates' expiry.
+	inspections int
 }
 
 func newHarness(t *testing.T) *harness {
@@ -121,6 +137,19 @@ func newHarness(t *testing.T) *harness {
 		return []string{"karmada-scheduler"}, record(act.StepInstallComponents)
 	})
 	h.env.OnActivity(activities.WaitComponentsReady, mock.Anything, ref).Return(refStep(act.StepWaitComponentsReady))
+	h.env.OnActivity(activities.InstallComponent, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.ComponentInput) error {
+		return record(act.ComponentStep(act.StepInstallComponent, in.Component))
+	})
+	h.env.OnActivity(activities.WaitComponentReady, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.ComponentInput) error {
+		return record(act.ComponentStep(act.StepWaitComponentReady, in.Component))
+	})
+	h.env.OnActivity(activities.RemoveOldComponents, mock.Anything, ref).Return(refStep(act.StepRemoveOldComponents))
+	h.env.OnActivity(activities.InspectCertificates, mock.Anything, ref).Return(func(context.Context, act.Ref) (act.CertificateExpiries, error) {
+		h.inspections++
+		now := h.env.Now()
+		return act.CertificateExpiries{NotAfter: now.Add(365 * 24 * time.Hour), RenewAt: now.Add(certificatesDue),
+			Items: []act.CertificateExpiry{{Name: "foo-karmada-cert/apiserver.crt", NotAfter: now.Add(365 * 24 * time.Hour)}}}, nil
+	})
 	h.env.OnActivity(activities.WriteKarmadaStatus, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.StatusInput) error {
 		if in.Ready && h.failReady > 0 {
 			h.failReady--
@@ -132,10 +161,21 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-// installSteps are the steps of a NodePort install, in order.
+// installSteps are the steps of a NodePort install, in order: the first install starts every
+// component before it waits for them.
 var installSteps = []string{act.StepEnsureNamespace, act.StepGenerateCertificates, act.StepInstallEtcd, act.StepWaitEtcdReady,
 	act.StepInstallAPIServer, act.StepWaitAPIServerReady, act.StepWriteAdminKubeconfig, act.StepInstallAggregatedAPIServer,
-	act.StepWaitAggregatedAPIServerReady, act.StepInitControlPlane, act.StepInstallComponents, act.StepWaitComponentsReady}
+	act.StepWaitAggregatedAPIServerReady, act.StepInitControlPlane,
+	act.ComponentStep(act.StepInstallComponent, components[0]), act.ComponentStep(act.StepInstallComponent, components[1]),
+	act.ComponentStep(act.StepWaitComponentReady, components[0]), act.ComponentStep(act.StepWaitComponentReady, components[1]),
+	act.StepRemoveOldComponents}
+
+// rolloutSteps are the steps of a pass that runs every step once installed: the components
+// roll one at a time.
+var rolloutSteps = append(installSteps[:10:10],
+	act.ComponentStep(act.StepInstallComponent, components[0]), act.ComponentStep(act.StepWaitComponentReady, components[0]),
+	act.ComponentStep(act.StepInstallComponent, components[1]), act.ComponentStep(act.StepWaitComponentReady, components[1]),
+	act.StepRemoveOldComponents)
 
 func (h *harness) at(d time.Duration, f func()) {
 	h.scheduled++
@@ -202,10 +242,10 @@ func TestLoadBalancerWaitsForTheAddressAndCertifiesIt(t *testing.T) {
 	h := newHarness(t)
 	h.sum.ServiceType = "LoadBalancer"
 	h.at(time.Minute, func() {
-		want := []string{"ValidateKarmada", act.StepEnsureNamespace, act.StepGenerateCertificates, act.StepInstallEtcd, act.StepWaitEtcdReady,
+		want := append([]string{"ValidateKarmada", act.StepEnsureNamespace, act.StepGenerateCertificates, act.StepInstallEtcd, act.StepWaitEtcdReady,
 			act.StepInstallAPIServer, act.StepWaitLoadBalancer, act.StepCertifyLoadBalancer, act.StepWaitAPIServerReady,
-			act.StepWriteAdminKubeconfig, act.StepInstallAggregatedAPIServer, act.StepWaitAggregatedAPIServerReady,
-			act.StepInitControlPlane, act.StepInstallComponents, act.StepWaitComponentsReady}
+			act.StepWriteAdminKubeconfig, act.StepInstallAggregatedAPIServer, act.StepWaitAggregatedAPIServerReady},
+			installSteps[9:]...)
 		assert.Equal(t, want, h.calls)
 		assert.Equal(t, "c2", h.state(t).Progress.CertHash, "later steps mount the certificate naming the load balancer")
 	})
@@ -266,13 +306,18 @@ func TestSpecChangeRerunsOnlyAffectedSteps(t *testing.T) {
 	h.signal(time.Minute, func() {
 		before = len(h.calls)
 		h.sum.Generation = 2
-		h.sum.Hashes = hashes(map[string]string{act.StepInstallComponents: "new", act.StepWaitComponentsReady: "new"})
+		install, wait := act.ComponentStep(act.StepInstallComponent, "karmada-scheduler"), act.ComponentStep(act.StepWaitComponentReady, "karmada-scheduler")
+		h.sum.Hashes = hashes(map[string]string{install: "new", wait: "new"})
 	})
 	h.at(2*time.Minute, func() {
-		assert.Equal(t, []string{"ValidateKarmada", act.StepInstallComponents, act.StepWaitComponentsReady}, h.calls[before:])
+		assert.Equal(t, []string{"ValidateKarmada", act.ComponentStep(act.StepInstallComponent, "karmada-scheduler"),
+			act.ComponentStep(act.StepWaitComponentReady, "karmada-scheduler")}, h.calls[before:])
 		last := h.lastStatus(t)
 		assert.True(t, last.Ready)
 		assert.Equal(t, int64(2), last.Generation)
+		rolling := h.status[len(h.status)-2]
+		assert.Equal(t, "rolling out generation 2: rolling karmada-scheduler (component 2 of 2)", rolling.Message)
+		assert.Equal(t, operatorv1alpha1.ReasonProgressing, rolling.Reason)
 	})
 	// A resync runs every step again.
 	h.at(3*time.Minute, func() {
@@ -280,7 +325,7 @@ func TestSpecChangeRerunsOnlyAffectedSteps(t *testing.T) {
 		h.env.SignalWorkflow(SignalResync, nil)
 	})
 	h.at(4*time.Minute, func() {
-		assert.Equal(t, append([]string{"ValidateKarmada"}, installSteps...), h.calls[before:])
+		assert.Equal(t, append([]string{"ValidateKarmada"}, rolloutSteps...), h.calls[before:])
 	})
 	h.deleteAt(5 * time.Minute)
 	h.run(t)
@@ -400,4 +445,95 @@ func TestContinueAsNewCarriesProgressAndAPendingResync(t *testing.T) {
 	assert.Equal(t, "c1", next.Progress.CertHash)
 	assert.Equal(t, "https://127.0.0.1:31000", next.Progress.Endpoint)
 	assert.NotEmpty(t, next.Progress.LastStatus)
+}
+
+func TestStatusNamesWhatRolls(t *testing.T) {
+	h := newHarness(t)
+	h.at(time.Minute, func() {
+		var messages []string
+		for _, st := range h.status {
+			if st.Reason == operatorv1alpha1.ReasonProgressing {
+				messages = append(messages, st.Message)
+			}
+		}
+		// The API server's status is written again once its Service exists.
+		assert.Equal(t, []string{
+			"installing generation 1",
+			"installing generation 1: issuing certificates",
+			"installing generation 1: rolling etcd",
+			"installing generation 1: rolling karmada-apiserver",
+			"installing generation 1: rolling karmada-apiserver",
+			"installing generation 1: rolling karmada-aggregated-apiserver",
+			"installing generation 1: applying the CRDs and objects of the control plane",
+			"installing generation 1: rolling kube-controller-manager (component 1 of 2)",
+			"installing generation 1: rolling karmada-scheduler (component 2 of 2)",
+		}, messages)
+		assert.Equal(t, "rolling karmada-scheduler (component 2 of 2)", h.state(t).Rolling)
+	})
+	h.deleteAt(2 * time.Minute)
+	h.run(t)
+}
+
+func TestFailedRolloutStopsAtItsComponent(t *testing.T) {
+	h := newHarness(t)
+	failing := act.ComponentStep(act.StepWaitComponentReady, components[0])
+	// Installed, then an upgrade of both components whose first rollout fails.
+	h.signal(time.Minute, func() {
+		h.sum.Generation = 2
+		changed := map[string]string{}
+		for _, step := range rolloutSteps[10:14] {
+			changed[step] = "new"
+		}
+		h.sum.Hashes = hashes(changed)
+		h.fail[failing] = 1
+	})
+	h.at(time.Minute+3*time.Second, func() {
+		assert.Equal(t, []string{act.ComponentStep(act.StepInstallComponent, components[0]), failing}, h.calls[len(h.calls)-2:],
+			"nothing rolls after the failed component")
+		last := h.lastStatus(t)
+		assert.Equal(t, operatorv1alpha1.ReasonFailed, last.Reason)
+		assert.Contains(t, last.Message, failing)
+		assert.Equal(t, PhaseFailed, h.state(t).Phase)
+	})
+	h.at(2*time.Minute, func() {
+		assert.Equal(t, append([]string{"ValidateKarmada"}, rolloutSteps[11:14]...), h.calls[len(h.calls)-4:], "the retry resumes at the failed component")
+		assert.True(t, h.lastStatus(t).Ready)
+	})
+	h.deleteAt(3 * time.Minute)
+	h.run(t)
+}
+
+func TestCertificatesRenewOnATimer(t *testing.T) {
+	h := newHarness(t)
+	var started time.Time
+	var before int
+	h.at(time.Minute, func() {
+		started = h.env.Now()
+		last := h.lastStatus(t)
+		require.NotNil(t, last.Certificates, "the Ready status carries the certificates' expiry")
+		assert.Equal(t, "foo-karmada-cert/apiserver.crt", last.Certificates.Items[0].Name)
+		s := h.state(t)
+		assert.WithinDuration(t, started.Add(certificatesDue), s.RenewAt, 2*time.Minute)
+		assert.Equal(t, 1, h.inspections)
+		before = len(h.calls)
+	})
+	h.at(certificatesDue-time.Hour, func() {
+		assert.Len(t, h.calls, before, "nothing runs before the renewal is due")
+	})
+	h.at(certificatesDue+time.Hour, func() {
+		renewal := slices.DeleteFunc(slices.Clone(rolloutSteps), func(step string) bool { return step == act.StepInitControlPlane })
+		assert.Equal(t, append([]string{"ValidateKarmada"}, renewal...), h.calls[before:], "a renewal runs every step but InitControlPlane")
+		assert.Equal(t, 2, h.inspections)
+		var renewing []string
+		for _, st := range h.status {
+			if strings.HasPrefix(st.Message, "renewing certificates") {
+				renewing = append(renewing, st.Message)
+			}
+		}
+		assert.Contains(t, renewing, "renewing certificates (generation 1): rolling etcd")
+		assert.True(t, h.lastStatus(t).Ready)
+		assert.True(t, h.state(t).RenewAt.After(h.env.Now()), "the next renewal is scheduled")
+	})
+	h.deleteAt(certificatesDue + 2*time.Hour)
+	h.run(t)
 }

@@ -8,6 +8,15 @@ import (
 
 // Karmada is a Karmada control plane to install and keep installed.
 //
+// Two fields are fixed at creation, because changing them would lose the instance's data. The
+// rules sit on the whole object: a transition rule on an optional field runs only when both
+// the old and the new object have it, so unset to set would pass. An unset etcd replicas
+// counts as 1. Strings are compared by plain selection after a presence check: the cost
+// estimator takes a string reached through optionals as unbounded and refuses the rule. The
+// workflow refuses the same changes when an object gets around the rules (e.g. an older CRD).
+//
+// +kubebuilder:validation:XValidation:rule="self.?spec.?hostCluster.?secretRef.hasValue() == oldSelf.?spec.?hostCluster.?secretRef.hasValue() && (!self.?spec.?hostCluster.?secretRef.hasValue() || self.spec.hostCluster.secretRef == oldSelf.spec.hostCluster.secretRef)",fieldPath=".spec.hostCluster.secretRef",reason=FieldValueForbidden,message="spec.hostCluster.secretRef cannot be set, changed or removed after creation (the host cluster holds the instance's etcd and certificates: another host would start with an empty etcd and a new CA): create a new Karmada on the host cluster you need and move to it"
+// +kubebuilder:validation:XValidation:rule="self.?spec.?components.?etcd.?local.?replicas.orValue(1) == oldSelf.?spec.?components.?etcd.?local.?replicas.orValue(1)",fieldPath=".spec.components.etcd.local.replicas",reason=FieldValueForbidden,message="spec.components.etcd.local.replicas cannot change after creation (etcd's initial cluster would be rebuilt and lose quorum): create a new Karmada with the replicas you need and move to it"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=karmadas,scope=Namespaced,categories={karmada-io}
@@ -61,8 +70,15 @@ type KarmadaSpec struct {
 
 // HostCluster is the cluster the control plane is installed into.
 type HostCluster struct {
-	// APIEndpoint is the API endpoint of the host cluster: a hostname, hostname:port, IP or
-	// IP:port.
+	// APIEndpoint is the address at which the host cluster's nodes (serviceType NodePort) or
+	// the API server's Service (LoadBalancer, ClusterIP) are reached from outside, e.g. a VIP
+	// or a load balancer in front of the node port: a hostname, hostname:port, IP or IP:port,
+	// or an https:// URL of one. When set, the admin kubeconfig and status.apiServerEndpoint
+	// reach the API server at https://<its host>:<its port>, the port defaulting to the node
+	// port for NodePort and to 5443 otherwise, and the API server certificate names its host.
+	// Unset, they use the first Ready node's address (NodePort), the load balancer's address
+	// (LoadBalancer) or the Service's in-cluster name (ClusterIP). karmadaflow's semantics;
+	// karmada-operator ignores the field. It may change after creation.
 	// +optional
 	APIEndpoint string `json:"apiEndpoint,omitempty"`
 
@@ -528,6 +544,47 @@ type KarmadaStatus struct {
 	// can reach it without guessing its name or ports.
 	// +optional
 	APIServerService *APIServerServiceStatus `json:"apiServerService,omitempty"`
+
+	// APIServerEndpoint is the URL at which the admin kubeconfig reaches the API server.
+	// karmadaflow's addition; upstream has no such field.
+	// +optional
+	APIServerEndpoint string `json:"apiServerEndpoint,omitempty"`
+
+	// Certificates tells when the instance's certificates expire and when they are renewed
+	// next. karmadaflow's addition; upstream has no such field.
+	// +optional
+	Certificates *CertificatesStatus `json:"certificates,omitempty"`
+}
+
+// CertificatesStatus is the expiry of the instance's certificates: the serving and client
+// certificates of its components, their kubeconfigs and the admin kubeconfig (not the CAs).
+type CertificatesStatus struct {
+	// NotAfter is the earliest expiry among them.
+	// +optional
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+
+	// RenewalTime is when they are renewed next: when the first of them enters the last
+	// third of its validity.
+	// +optional
+	RenewalTime *metav1.Time `json:"renewalTime,omitempty"`
+
+	// Items is the expiry of each certificate.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Items []CertificateExpiry `json:"items,omitempty"`
+}
+
+// CertificateExpiry is the expiry of one certificate.
+type CertificateExpiry struct {
+	// Name of the certificate: the Secret and key it is stored under, e.g.
+	// "karmada-cert/apiserver.crt" or "karmada-scheduler-config/kubeconfig".
+	// +required
+	Name string `json:"name"`
+
+	// NotAfter is when it expires.
+	// +required
+	NotAfter metav1.Time `json:"notAfter"`
 }
 
 // APIServerServiceStatus is the Service of the API server. Its namespace is the namespace
