@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
@@ -34,6 +35,55 @@ type Caller struct {
 
 func (c Caller) impersonation() rest.ImpersonationConfig {
 	return rest.ImpersonationConfig{UserName: c.Name, UID: c.UID, Groups: c.Groups, Extra: c.Extra}
+}
+
+// ServiceAccountIdentity is who a caller that is a ServiceAccount of the control plane is in
+// member clusters. A ServiceAccount's name (system:serviceaccount:<namespace>:<name>) means a
+// ServiceAccount of the cluster that checks it: passed through, the control plane's
+// kube-system:foo acts in each member as that member's own kube-system:foo, with whatever
+// rights the member gave it.
+type ServiceAccountIdentity string
+
+const (
+	// ServiceAccountPassthrough: the caller is impersonated as it is, name and groups (the
+	// default, as Karmada's proxy does).
+	ServiceAccountPassthrough ServiceAccountIdentity = "passthrough"
+	// ServiceAccountDeny: ServiceAccount callers are refused (403) any request that reaches
+	// a member; the control plane they reach as themselves.
+	ServiceAccountDeny ServiceAccountIdentity = "deny"
+	// ServiceAccountMap: in members, a ServiceAccount caller is the user
+	// MappedServiceAccountPrefix<namespace>:<name>, and no caller has ServiceAccount groups:
+	// a member grants it rights by that name, explicitly. The control plane still sees the
+	// ServiceAccount itself.
+	ServiceAccountMap ServiceAccountIdentity = "map"
+)
+
+// ServiceAccountIdentities are the values of ServiceAccountIdentity.
+var ServiceAccountIdentities = []ServiceAccountIdentity{ServiceAccountPassthrough, ServiceAccountDeny, ServiceAccountMap}
+
+// MappedServiceAccountPrefix begins the user name a ServiceAccount caller has in members with
+// ServiceAccountMap.
+const MappedServiceAccountPrefix = "karmadaflow:serviceaccount:"
+
+// isServiceAccount tells whether c is a ServiceAccount of the control plane.
+func (c Caller) isServiceAccount() bool {
+	_, _, err := serviceaccount.SplitUsername(c.Name)
+	return err == nil
+}
+
+// inMembers is who c is in member clusters under policy (ServiceAccountDeny callers never get
+// this far).
+func (c Caller) inMembers(policy ServiceAccountIdentity) Caller {
+	if policy != ServiceAccountMap {
+		return c
+	}
+	if namespace, name, err := serviceaccount.SplitUsername(c.Name); err == nil {
+		c.Name = MappedServiceAccountPrefix + namespace + ":" + name
+	}
+	c.Groups = slices.DeleteFunc(slices.Clone(c.Groups), func(g string) bool {
+		return g == serviceaccount.AllServiceAccountsGroup || strings.HasPrefix(g, serviceaccount.ServiceAccountGroupPrefix)
+	})
+	return c
 }
 
 var errUnauthenticated = errors.New("the request carries neither a valid bearer token nor a client certificate")

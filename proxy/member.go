@@ -25,14 +25,14 @@ func accept(r *http.Request) string {
 	return acceptJSON
 }
 
-// open sends one request to a member as the caller and returns the answer of a 2xx status;
+// open sends one request to a member as the caller is known there and returns the answer of a 2xx status;
 // the caller closes its body.
 func (s *Server) open(ctx context.Context, req *request, cluster, method, path string, query url.Values) (*http.Response, *memberError) {
 	cfg, err := s.cfg.Member(ctx, cluster)
 	if err != nil {
 		return nil, &memberError{cluster: cluster, err: err}
 	}
-	rt, err := s.transports.forCaller(cfg, req.caller)
+	rt, err := s.transports.forCaller(cfg, req.member)
 	if err != nil {
 		return nil, &memberError{cluster: cluster, err: err}
 	}

@@ -47,7 +47,9 @@ type Config struct {
 	Timeout time.Duration
 	// Limits bound request bodies, member answers held in memory and requests in flight.
 	Limits Limits
-	Logger *zap.Logger
+	// ServiceAccounts is who a ServiceAccount caller is in members (empty: passthrough).
+	ServiceAccounts ServiceAccountIdentity
+	Logger          *zap.Logger
 }
 
 // Server is the proxy's HTTP handler.
@@ -88,7 +90,8 @@ type request struct {
 	r      *http.Request
 	target Target
 	caller Caller
-	hold   *hold // what the request holds of the proxy's buffer budget
+	member Caller // who the caller is in member clusters (Config.ServiceAccounts)
+	hold   *hold  // what the request holds of the proxy's buffer budget
 }
 
 // ServeHTTP serves a request and writes its line in the access log: one line per request,
@@ -164,7 +167,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, a *access, h *hol
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, err.Error())
 		return
 	}
-	req := &request{w: w, r: r, target: target, caller: a.caller, hold: h}
+	req := &request{w: w, r: r, target: target, caller: a.caller, member: a.caller.inMembers(s.cfg.ServiceAccounts), hold: h}
 	placements := s.placements(target)
 	if len(placements) == 0 {
 		a.clusters = []string{controlPlaneName}
@@ -175,6 +178,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, a *access, h *hol
 		if !slices.Contains(a.clusters, p.Cluster) {
 			a.clusters = append(a.clusters, p.Cluster)
 		}
+	}
+	// A ServiceAccount reaches its own control plane as itself; members are where its name
+	// would mean another.
+	if s.cfg.ServiceAccounts == ServiceAccountDeny && a.caller.isServiceAccount() {
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fmt.Sprintf(
+			"%s is a ServiceAccount of the control plane, and this proxy takes no ServiceAccount into member clusters (--proxy-service-account-identity=deny)", a.caller.Name))
+		return
 	}
 	watch := target.Watch || isTrue(r.URL.Query().Get("watch"))
 	switch {
@@ -218,16 +228,17 @@ func (s *Server) placements(t Target) []Placement {
 
 // toControlPlane passes the request to the Karmada control plane, as the caller.
 func (s *Server) toControlPlane(req *request) {
-	s.pass(req, s.cfg.ControlPlane, "the control plane")
+	s.pass(req, s.cfg.ControlPlane, "the control plane", req.caller)
 }
 
-// pass forwards the request unchanged but for its credentials to cfg's server, as the caller.
-func (s *Server) pass(req *request, cfg *rest.Config, name string) {
+// pass forwards the request unchanged but for its credentials to cfg's server, as the caller
+// is known there (as).
+func (s *Server) pass(req *request, cfg *rest.Config, name string, as Caller) {
 	if httpstream.IsUpgradeRequest(req.r) {
-		s.upgrade(req, cfg, name)
+		s.upgrade(req, cfg, name, as)
 		return
 	}
-	rt, err := s.transports.forCaller(cfg, req.caller)
+	rt, err := s.transports.forCaller(cfg, as)
 	if err != nil {
 		writeStatus(req.w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
 		return

@@ -13,12 +13,13 @@ import (
 )
 
 // upgrade passes a request that asks to switch protocols (exec, attach and port-forward over
-// SPDY or WebSocket) to cfg's server as the caller, with apimachinery's upgrade-aware handler.
+// SPDY or WebSocket) to cfg's server as the caller is known there (as), with apimachinery's
+// upgrade-aware handler.
 // The connection to the server speaks HTTP/1.1: the proxy's usual transport negotiates
 // HTTP/2, which has no Upgrade. Once the server switches, bytes flow both ways unchanged.
-func (s *Server) upgrade(req *request, cfg *rest.Config, name string) {
+func (s *Server) upgrade(req *request, cfg *rest.Config, name string, as Caller) {
 	cfg = rest.CopyConfig(cfg)
-	cfg.Impersonate = req.caller.impersonation()
+	cfg.Impersonate = as.impersonation()
 	location, err := url.Parse(cfg.Host)
 	if err == nil {
 		// The target's path as the caller escaped it: "a%2Fb" stays one segment.

@@ -426,7 +426,7 @@ func (s *Server) toOwner(req *request, placements []Placement) {
 		writeStatus(req.w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, err.Error())
 		return
 	}
-	s.pass(req, cfg, "cluster "+cluster)
+	s.pass(req, cfg, "cluster "+cluster, req.member)
 }
 
 // translateBody makes an object read through the proxy fit for its cluster again: the

@@ -218,24 +218,19 @@ func (m *mcsTriggers) executionStart(cluster, signal string, arg any) trigger.St
 }
 
 // onWork hands the Works of karmada-es-<cluster> that changed to that cluster's execution
-// workflow, all in one signal; if it cannot be sent, they wait for the retry. The Works of a
-// Cluster that is gone are nobody's to apply: its workflow, if still running, is ending, and
-// none is started for it. (A Cluster that the store does not hold yet gets its workflow, with a
-// full pass, from its own event.)
+// workflow, in signals of at most execution.MaxSignalWorks Works each; if one cannot be sent,
+// its Works and those not sent yet wait for the retry. The Works of a Cluster that is gone are
+// nobody's to apply: its workflow, if still running, is ending, and none is started for it. (A
+// Cluster that the store does not hold yet gets its workflow, with a full pass, from its own
+// event.)
 func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
-	names, versions := m.works.take(cluster)
-	if len(names) == 0 {
-		return nil // sent with an earlier signal
-	}
-	if _, exists, _ := m.clusters.GetStore().GetByKey(cluster); !exists {
-		return nil
-	}
-	err := m.deps.signalOrStart(ctx, kindWorkExecution,
-		m.executionStart(cluster, execution.SignalChange, execution.Change{Works: names, Versions: versions}))
-	if err != nil {
-		m.works.restore(cluster, versions)
-	}
-	return err
+	return m.works.send(cluster, func(names []string, versions map[string]string) error {
+		if _, exists, _ := m.clusters.GetStore().GetByKey(cluster); !exists {
+			return nil
+		}
+		return m.deps.signalOrStart(ctx, kindWorkExecution,
+			m.executionStart(cluster, execution.SignalChange, execution.Change{Works: names, Versions: versions}))
+	})
 }
 
 // signalSlices tells the MultiClusterService of a Service that its slices changed in cluster.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
 )
 
 // workBatches gathers the names of changed Works per member cluster, so that one signal to
@@ -71,19 +72,51 @@ func (b *workBatches) restore(cluster string, versions map[string]string) {
 	}
 }
 
-// take removes and returns the cluster's gathered Works: their names, sorted, and versions.
+// take removes and returns up to execution.MaxSignalWorks of the cluster's gathered Works:
+// their names, sorted, and versions. The rest stay gathered for the next take: a signal
+// naming every Work of a large burst would exceed Temporal's payload limit and be refused on
+// every retry.
 func (b *workBatches) take(cluster string) ([]string, map[string]string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	versions := b.pending[cluster]
-	names := make([]string, 0, len(versions))
-	for n := range versions {
-		names = append(names, n)
+	pending := b.pending[cluster]
+	names := make([]string, 0, min(len(pending), execution.MaxSignalWorks))
+	versions := make(map[string]string, cap(names))
+	for name, version := range pending {
+		if len(names) == execution.MaxSignalWorks {
+			break
+		}
+		names = append(names, name)
+		versions[name] = version
 	}
-	delete(b.pending, cluster)
+	for _, name := range names {
+		delete(pending, name)
+	}
+	if len(pending) == 0 {
+		delete(b.pending, cluster)
+	}
 	b.burst[cluster] = len(names) > 1
 	slices.Sort(names)
 	return names, versions
+}
+
+// send hands the cluster's gathered Works to signal, a bounded batch at a time, until none is
+// left; a batch that signal fails is put back (restore) and its error returned, for the
+// trigger's retry. A batch smaller than the bound was the last one gathered.
+func (b *workBatches) send(cluster string, signal func(names []string, versions map[string]string) error) error {
+	for {
+		names, versions := b.take(cluster)
+		if len(names) == 0 {
+			return nil
+		}
+		if err := signal(names, versions); err != nil {
+			b.restore(cluster, versions)
+			return err
+		}
+		if len(names) < execution.MaxSignalWorks {
+			return nil
+		}
+	}
 }
 
 // holdAfter is the trigger's hold after a signal to cluster: burstHold after a batch of

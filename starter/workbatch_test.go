@@ -1,13 +1,19 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
 )
 
 func work(namespace, name, version string) *unstructured.Unstructured {
@@ -71,4 +77,40 @@ func TestSuspendedWorksConcernExecutionOnlyWithItsFinalizer(t *testing.T) {
 
 	names, _ := b.take("member2")
 	assert.Equal(t, []string{"applied-then-suspended"}, names)
+}
+
+func TestWorkBatchesSendTwentyThousandWorksInBoundedSignals(t *testing.T) {
+	b := newWorkBatches()
+	for i := range 20_000 {
+		prefix := fmt.Sprintf("work-%06d-", i)
+		_, err := b.key(work("karmada-es-member2", prefix+strings.Repeat("x", 253-len(prefix)), "18446744073709551615"))
+		require.NoError(t, err)
+	}
+	sent := map[string]int{}
+	signals := 0
+	refused := errors.New("refused")
+	signal := func(names []string, versions map[string]string) error {
+		signals++
+		if signals == 3 {
+			return refused // put back, with the Works not sent yet
+		}
+		payload, err := json.Marshal(execution.Change{Works: names, Versions: versions})
+		require.NoError(t, err)
+		assert.Less(t, len(payload), 512<<10, "a signal stays below Temporal's payload warning")
+		assert.LessOrEqual(t, len(names), execution.MaxSignalWorks)
+		assert.Len(t, versions, len(names))
+		for _, name := range names {
+			sent[name]++
+		}
+		return nil
+	}
+	require.ErrorIs(t, b.send("member2", signal), refused)
+	assert.Equal(t, 2*execution.MaxSignalWorks, len(sent), "the signals before the refused one went")
+	require.NoError(t, b.send("member2", signal), "the retry sends the rest at once")
+	assert.Equal(t, 20_000, len(sent))
+	for name, n := range sent {
+		require.Equal(t, 1, n, "%s sent once", name[:12])
+	}
+	names, _ := b.take("member2")
+	assert.Empty(t, names)
 }

@@ -157,6 +157,8 @@ func newProxy(deps dependencies, view *proxyView) (*proxy.Server, error) {
 		Timeout:      deps.Options.ProxyRequestTimeout,
 		Limits:       proxy.Limits(deps.Options.ProxyLimits), // the same fields
 		Logger:       deps.Logger.Named("proxy"),
+
+		ServiceAccounts: proxy.ServiceAccountIdentity(deps.Options.ProxyServiceAccountIdentity),
 	}), nil
 }
 

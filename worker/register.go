@@ -101,7 +101,7 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	}
 	mcs.Register(w, mcsActivities)
 	if opts.EnableClusterHealth {
-		clusterhealth.Register(w, &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry})
+		clusterhealth.Register(w, &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Events: mcsActivities.Events})
 	}
 	// Karmada provisioning: workflows/provisioning + activities/provisioning, in the host cluster.
 	if opts.EnableProvisioning {

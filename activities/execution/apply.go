@@ -21,11 +21,12 @@ import (
 // The apply-and-stamp protocol: each manifest server-side applied, labelled with its Work and
 // stamped with the Work's uid and generation.
 
-// applyAll server-side-applies every manifest of the Work to the member.
-func applyAll(ctx context.Context, member *members.Member, work *unstructured.Unstructured, manifests []*unstructured.Unstructured) error {
+// applyAll server-side-applies every manifest of the Work to the member; works is the Work's
+// namespace in the control plane.
+func applyAll(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured) error {
 	var applyErr error
 	for _, m := range manifests {
-		if err := apply(ctx, member, work, m); err != nil {
+		if err := apply(ctx, member, works, work, m); err != nil {
 			applyErr = errors.Join(applyErr, err)
 		}
 	}
@@ -39,11 +40,14 @@ const applyAttempts = 3
 // apply server-side-applies one manifest to the member, labelled with its Work so that only
 // objects karmadaflow created are ever deleted, and stamped with the Work's uid and generation.
 // An object that exists there already and that karmadaflow did not create (a provider's own
-// Service, say) is left exactly as it is. Two appliers may bring the same Work into a member
-// at once (Work execution, and the writer of the Work): an object that holds a later
-// generation of the Work is left as it is, and the write is conditional on the object read, so
-// the member never goes back to an older generation.
-func apply(ctx context.Context, member *members.Member, work, manifest *unstructured.Unstructured) error {
+// Service, say) is left exactly as it is (see foreign). Two appliers may bring the same Work
+// into a member at once (Work execution, and the writer of the Work): an object that holds a
+// later generation of the Work is left as it is, and the write is conditional on the object
+// read, so the member never goes back to an older generation. An object read as absent is
+// created, not applied: the read may be stale, and a create fails where an apply would adopt
+// what someone else created meanwhile. The stamp of a later generation is believed only as far
+// as the Work in the control plane bears it out (believeStamp).
+func apply(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work, manifest *unstructured.Unstructured) error {
 	client, err := resourceFor(member, manifest)
 	if err != nil {
 		return err
@@ -60,15 +64,23 @@ func apply(ctx context.Context, member *members.Member, work, manifest *unstruct
 		case err != nil:
 			return fmt.Errorf("cluster %s: reading %s %s/%s: %w", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(), err)
 		case current.GetLabels()[naming.LabelWorkName] == "":
-			return nil // not ours: never modified, never deleted
+			return foreign(member, manifest) // not ours: never modified, never deleted
 		case !ownedBy(current, work):
 			return fmt.Errorf("cluster %s: %s %s/%s belongs to Work %s/%s", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(),
 				current.GetLabels()[naming.LabelWorkNamespace], current.GetLabels()[naming.LabelWorkName])
 		case holdsLaterGeneration(current, work):
-			return nil
+			latest, err := works.Get(ctx, work.GetName(), metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil // the Work is gone: nothing of it to bring in
+			case err != nil:
+				return fmt.Errorf("reading Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
+			case believeStamp(current, work, latest):
+				return nil
+			}
 		}
 		err = write(ctx, member, client, stamped(manifest, work, current))
-		if !apierrors.IsConflict(err) || attempt == applyAttempts {
+		if !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) || attempt == applyAttempts {
 			return err
 		}
 		read = metav1.GetOptions{}
@@ -101,13 +113,35 @@ func stamped(manifest, work, current *unstructured.Unstructured) *unstructured.U
 	return obj
 }
 
-// write applies obj; the first object of a namespace the member lacks creates it (Karmada
-// propagates namespaces to its members, karmadaflow does not).
+// foreign answers for an object of the manifest's name that karmadaflow did not create. It is
+// left as it is either way. A manifest that says conflict resolution overwrite (the Service of
+// a MultiClusterService, whose providers hold their own) counts it as applied; any other
+// reports the conflict, as Karmada's default (abort) does, so that the Work's Applied
+// condition, and the MultiClusterService conditions that follow it, say why.
+func foreign(member *members.Member, manifest *unstructured.Unstructured) error {
+	if manifest.GetAnnotations()[naming.AnnotationConflictResolution] == naming.ConflictResolutionOverwrite {
+		return nil
+	}
+	return fmt.Errorf("cluster %s: %s %s/%s exists and was not created by karmadaflow: left as it is, not adopted",
+		member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName())
+}
+
+// write creates obj when it was read as absent (no resourceVersion), else applies it on that
+// version; the first object of a namespace the member lacks creates it (Karmada propagates
+// namespaces to its members, karmadaflow does not).
 func write(ctx context.Context, member *members.Member, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
-	_, err := kube.Apply(ctx, client, obj)
+	put := func() (err error) {
+		if obj.GetResourceVersion() == "" {
+			_, err = kube.Create(ctx, client, obj)
+		} else {
+			_, err = kube.Apply(ctx, client, obj)
+		}
+		return err
+	}
+	err := put()
 	if apierrors.IsNotFound(err) && obj.GetNamespace() != "" {
 		if err = ensureNamespace(ctx, member, obj.GetNamespace()); err == nil {
-			_, err = kube.Apply(ctx, client, obj)
+			err = put()
 		}
 	}
 	if err != nil {
@@ -121,6 +155,21 @@ func write(ctx context.Context, member *members.Member, client dynamic.ResourceI
 func holdsLaterGeneration(obj, work *unstructured.Unstructured) bool {
 	uid, generation := appliedFrom(obj)
 	return uid != "" && uid == string(work.GetUID()) && generation > work.GetGeneration()
+}
+
+// believeStamp tells whether obj, stamped with a later generation of work than work's own, is
+// to be left as it is, given latest, the Work as the control plane has it now.
+// The stamp is a member object's annotation, which whoever may write there can set: believed
+// blindly, "999999" would freeze the object for good. A true stamp is at most one generation
+// beyond latest, as only ApplyWhileWriting applies a generation ahead of its record, and only
+// the next one. A stamp beyond that is redone, by the applier holding the Work's latest
+// generation (or the next one): an older one leaves it to that applier.
+func believeStamp(obj, work, latest *unstructured.Unstructured) bool {
+	if latest.GetUID() != work.GetUID() || latest.GetGeneration() > work.GetGeneration() {
+		return true
+	}
+	_, stamp := appliedFrom(obj)
+	return stamp <= latest.GetGeneration()+1
 }
 
 // appliedFrom reads the stamp of the Work an object was applied from: empty when it has none.

@@ -198,7 +198,7 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 	} else if err != nil {
 		return false, err
 	}
-	return false, a.record(ctx, member, works, work, manifests, applyAll(ctx, member, work, manifests))
+	return false, a.record(ctx, member, works, work, manifests, applyAll(ctx, member, works, work, manifests))
 }
 
 // setFinalizer adds or removes execution's finalizer; a Work that is gone is a NotFound error.

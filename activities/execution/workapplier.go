@@ -46,12 +46,13 @@ func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, held
 	next := work.DeepCopy()
 	next.SetUID(held.GetUID())
 	next.SetGeneration(held.GetGeneration() + 1)
+	works := a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace())
 	var member *members.Member
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if member, applyErr = a.Members.Get(ctx, cluster); applyErr == nil {
-			applyErr = applyAll(ctx, member, next, manifests)
+			applyErr = applyAll(ctx, member, works, next, manifests)
 		}
 	}()
 	written, writeErr = write()
@@ -60,8 +61,7 @@ func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, held
 		return written, writeErr, applyErr
 	}
 	if applyErr == nil && (written.GetUID() != next.GetUID() || written.GetGeneration() != next.GetGeneration()) {
-		applyErr = applyAll(ctx, member, written, manifests) // stamped as written
+		applyErr = applyAll(ctx, member, works, written, manifests) // stamped as written
 	}
-	works := a.ControlPlane.Resource(kube.Works).Namespace(written.GetNamespace())
 	return written, nil, a.record(ctx, member, works, written, manifests, applyErr)
 }

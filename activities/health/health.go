@@ -4,12 +4,15 @@ package health
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -23,6 +26,13 @@ type Activities struct {
 	Members      *members.Registry
 	// ProbeTimeout bounds one /readyz request.
 	ProbeTimeout time.Duration
+	// Events, when set, records a Warning Event on a Cluster whose credentials are refused.
+	Events EventRecorder
+}
+
+// EventRecorder writes Kubernetes Events; client-go's events.EventRecorder satisfies it.
+type EventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
 }
 
 // ProbeInput names the cluster to probe.
@@ -47,6 +57,9 @@ type ProbeResult struct {
 const (
 	ReasonClusterReady        = "ClusterReady"
 	ReasonClusterNotReachable = "ClusterNotReachable"
+	// ReasonCredentialsNotBound: the Cluster names a credentials Secret not bound to it, and
+	// is not dialled (members.UnboundSecretError). Also the reason of its Warning Event.
+	ReasonCredentialsNotBound = "ClusterCredentialsNotBound"
 )
 
 // ProbeCluster asks the member's API server for /readyz and records the answer in the
@@ -67,7 +80,10 @@ func (a *Activities) ProbeCluster(ctx context.Context, in ProbeInput) (ProbeResu
 
 	observed := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: ReasonClusterReady,
 		Message: "cluster is healthy and ready to accept workloads", ObservedGeneration: obj.GetGeneration()}
-	if err := a.probe(ctx, in.Cluster); err != nil {
+	var refused *members.UnboundSecretError
+	if err := a.probe(ctx, in.Cluster); errors.As(err, &refused) {
+		observed.Status, observed.Reason, observed.Message = metav1.ConditionFalse, ReasonCredentialsNotBound, err.Error()
+	} else if err != nil {
 		observed.Status, observed.Reason, observed.Message = metav1.ConditionFalse, ReasonClusterNotReachable, err.Error()
 	}
 	res.Reachable = observed.Status == metav1.ConditionTrue
@@ -95,6 +111,9 @@ func (a *Activities) ProbeCluster(ctx context.Context, in ProbeInput) (ProbeResu
 		return res, fmt.Errorf("writing status of Cluster %s: %w", in.Cluster, err)
 	}
 	res.Changed = true
+	if cond.Reason == ReasonCredentialsNotBound && a.Events != nil {
+		a.Events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonCredentialsNotBound, "Probe", "%s", cond.Message)
+	}
 	return res, nil
 }
 

@@ -1,6 +1,7 @@
 // Package kube holds the small Kubernetes helpers every I/O package shares: the resources of
 // the Karmada APIs karmadaflow speaks, conversions between typed and unstructured objects,
-// server-side apply with karmadaflow's field manager, and error classification.
+// server-side apply with karmadaflow's field manager (and the conditional create of an object
+// believed absent), and error classification.
 package kube
 
 import (
@@ -14,7 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/csaupgrade"
 
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 )
@@ -69,6 +73,32 @@ func Apply(ctx context.Context, client dynamic.ResourceInterface, obj *unstructu
 		return nil, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	return out, nil
+}
+
+// Create creates obj under karmadaflow's field manager, for a caller that found it absent.
+// Unlike an apply it fails (AlreadyExists) when someone created the object meanwhile, so that
+// a stale read (a watch cache's NotFound) never adopts another's object. The fields it set are
+// then recorded as applied by the field manager (a create records them as updated), so that
+// the object's next Apply owns them, and removes those it no longer sets.
+func Create(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, err := client.Create(ctx, obj, metav1.CreateOptions{FieldManager: naming.FieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("creating %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(out, sets.New(naming.FieldManager), naming.FieldManager)
+	if err != nil || patch == nil {
+		return out, err
+	}
+	// The patch is conditional on the resourceVersion created: a Conflict means the object
+	// changed meanwhile, and the next Apply writes over the fields it sets all the same.
+	upgraded, err := client.Patch(ctx, out.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+	switch {
+	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+		return out, nil
+	case err != nil:
+		return nil, fmt.Errorf("recording the fields of %s %s/%s as applied: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return upgraded, nil
 }
 
 // IgnoreNotFound returns nil for a NotFound error and err otherwise.

@@ -1,7 +1,8 @@
 // Package members connects to member clusters. It turns a Cluster object of the control plane
 // and the Secret it names (keys `token` and `caBundle`) into clients, through the forward proxy
 // the Cluster names (spec.proxyURL, spec.proxyHeader) if any, and keeps one set of clients per
-// cluster, refreshed when the Cluster or its Secret changes.
+// cluster, refreshed when the Cluster or its Secret changes. A Secret is used only for the
+// Cluster it is bound to (BoundTo).
 package members
 
 import (
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -149,6 +151,11 @@ func (r *Registry) configFrom(ctx context.Context, cluster, secretField string) 
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the credentials Secret %s/%s of cluster %s: %w", secretNS, secretName, cluster, err)
 	}
+	// Whoever writes a Cluster chooses its endpoint and its Secret: the token goes only where
+	// the Secret's own writer said it may.
+	if !BoundTo(secret, obj) {
+		return nil, "", &UnboundSecretError{Cluster: cluster, Field: secretField, Secret: secretNS + "/" + secretName}
+	}
 	cfg, err := RESTConfig(endpoint, secret, insecure)
 	if err != nil {
 		return nil, "", fmt.Errorf("cluster %s: %w", cluster, err)
@@ -160,6 +167,35 @@ func (r *Registry) configFrom(ctx context.Context, cluster, secretField string) 
 	proxy.configure(cfg)
 	cfg.QPS, cfg.Burst = r.qps, r.burst
 	return cfg, obj.GetResourceVersion() + "/" + secret.ResourceVersion, nil
+}
+
+// UnboundSecretError is the refusal of a Cluster whose credentials Secret is not bound to it:
+// the cluster is not dialled.
+type UnboundSecretError struct {
+	Cluster string
+	Field   string // spec.secretRef or spec.impersonatorSecretRef
+	Secret  string // namespace/name
+}
+
+func (e *UnboundSecretError) Error() string {
+	return fmt.Sprintf("cluster %s: the credentials Secret %s (spec.%s) is not bound to Cluster %s, so its token is not sent: "+
+		"bind it with an ownerReference to the Cluster, as `karmadactl join` writes", e.Cluster, e.Secret, e.Field, e.Cluster)
+}
+
+// BoundTo tells whether secret is bound to the Cluster cluster: it holds an ownerReference to
+// that very Cluster (group cluster.karmada.io, kind Cluster, its name and uid). It is the
+// reference `karmadactl join` writes on the Secrets it creates, so members joined the usual
+// way need nothing more; a Cluster naming another cluster's Secret, or one nobody bound, is
+// refused.
+func BoundTo(secret *corev1.Secret, cluster *unstructured.Unstructured) bool {
+	for _, ref := range secret.OwnerReferences {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err == nil && gv.Group == kube.Clusters.Group && ref.Kind == "Cluster" &&
+			ref.Name == cluster.GetName() && ref.UID == cluster.GetUID() && ref.UID != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // RequestTimeout bounds each request to a member cluster, except watches.

@@ -56,6 +56,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.StringVar(&o.ProxyClientCAFile, "proxy-client-ca-file", o.ProxyClientCAFile, "CA bundle of client certificates the proxy accepts as identities (empty: bearer tokens only)")
 		fs.DurationVar(&o.ProxyRequestTimeout, "proxy-request-timeout", o.ProxyRequestTimeout, "bound of each proxied request to a member cluster, except watches")
 		o.ProxyLimits.addFlags(fs)
+		fs.StringVar(&o.ProxyServiceAccountIdentity, "proxy-service-account-identity", o.ProxyServiceAccountIdentity, "who a caller that is a ServiceAccount of the control plane is in member clusters: passthrough (the member's ServiceAccount of the same namespace and name, with its groups, as with Karmada's proxy), deny (refused, 403, whatever reaches a member) or map (the user karmadaflow:serviceaccount:<namespace>:<name>, without ServiceAccount groups, whom member RBAC must grant explicitly)")
 		fs.BoolVar(&o.ServeSearchAPI, "serve-search-api", o.ServeSearchAPI, "serve the proxy as the search.karmada.io API server behind karmada-apiserver's aggregator (APIService v1alpha1.search.karmada.io), ResourceRegistries kept in etcd, as karmada-search does; needs --enable-proxy and --search-etcd-servers")
 		fs.Func("search-etcd-servers", "comma-separated etcd URLs keeping the search API's ResourceRegistries", func(v string) error {
 			o.SearchEtcdServers = nil

@@ -108,6 +108,9 @@ type Options struct {
 	ProxyRequestTimeout time.Duration // bounds each request to a member, except watches
 	// ProxyLimits bound request bodies, member answers held in memory and requests in flight.
 	ProxyLimits ProxyLimits
+	// ProxyServiceAccountIdentity is who a control-plane ServiceAccount caller is in members:
+	// passthrough, deny or map (proxy.ServiceAccountIdentity).
+	ProxyServiceAccountIdentity string
 	// ServeSearchAPI serves the proxy as the search.karmada.io API server, to be registered
 	// behind karmada-apiserver (APIService v1alpha1.search.karmada.io) as karmada-search is:
 	// callers are authenticated and authorized by the control plane (front-proxy headers,
@@ -196,11 +199,14 @@ func Default(component Component) *Options {
 		EnableProvisioning:    true,
 		ClusterUnhealthyGrace: time.Minute,
 
-		ProxyBindAddress:     "127.0.0.1:10443",
-		ProxyRequestTimeout:  30 * time.Second,
-		ProxyLimits:          defaultProxyLimits(),
-		SearchEtcdPrefix:     "/registry",
-		ClusterProbeInterval: 10 * time.Second,
+		ProxyBindAddress:    "127.0.0.1:10443",
+		ProxyRequestTimeout: 30 * time.Second,
+		ProxyLimits:         defaultProxyLimits(),
+		// Karmada's proxy passes callers through as they are, and member RBAC written for it
+		// (subjects of kind ServiceAccount) keeps working.
+		ProxyServiceAccountIdentity: "passthrough",
+		SearchEtcdPrefix:            "/registry",
+		ClusterProbeInterval:        10 * time.Second,
 
 		ClusterFailureThreshold: 30 * time.Second,
 

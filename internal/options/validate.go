@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,6 +71,9 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--proxy-request-timeout must be positive, got %v", o.ProxyRequestTimeout))
 		}
 		errs = append(errs, o.ProxyLimits.validate()...)
+		if !slices.Contains([]string{"passthrough", "deny", "map"}, o.ProxyServiceAccountIdentity) {
+			errs = append(errs, fmt.Errorf("--proxy-service-account-identity must be passthrough, deny or map, got %q", o.ProxyServiceAccountIdentity))
+		}
 	}
 	if pa := o.ProxyAuth; o.EnableProxy {
 		if !(pa.QPS > 0) || pa.Burst <= 0 || pa.MaxInFlight <= 0 {

@@ -36,13 +36,14 @@ func TestProbeOfClusterDeletedMeanwhileIsNoError(t *testing.T) {
 		_ = cp.Client().CoreV1().Secrets(env.ClusterSecretNamespace).Delete(ctx, name, metav1.DeleteOptions{})
 	})
 	clusters := cp.Dynamic().Resource(kube.Clusters)
-	_, err = clusters.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+	created, err := clusters.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": name},
 		"spec": map[string]any{"apiEndpoint": "https://" + endpoint, "syncMode": "Push", "insecureSkipTLSVerification": true,
 			"secretRef": map[string]any{"namespace": env.ClusterSecretNamespace, "name": name}},
 	}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = clusters.Delete(ctx, name, metav1.DeleteOptions{}) })
+	require.NoError(t, env.BindCredentials(ctx, cp.Client(), created, secret))
 
 	a := &health.Activities{ControlPlane: cp.Dynamic(), Members: memberclients.NewRegistry(cp.Dynamic(), cp.Client()), ProbeTimeout: 3 * time.Second}
 	var s testsuite.WorkflowTestSuite

@@ -22,6 +22,7 @@ import (
 
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/test/env"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
@@ -34,6 +35,18 @@ func deleteCluster(t *testing.T, name string) (rejoin func()) {
 	clusters := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters)
 	saved, err := clusters.Get(context.Background(), name, metav1.GetOptions{})
 	require.NoError(t, err)
+	// Its credentials go with it (they are bound to it): rejoining binds them to the new one.
+	var credentials []*corev1.Secret
+	for _, field := range []string{"secretRef", "impersonatorSecretRef"} {
+		if secret, _, _ := unstructured.NestedString(saved.Object, "spec", field, "name"); secret != "" {
+			s, err := testEnv.ControlPlane.Client().CoreV1().Secrets(env.ClusterSecretNamespace).Get(context.Background(), secret, metav1.GetOptions{})
+			require.NoError(t, err)
+			credentials = append(credentials, s)
+		}
+	}
+	bind := func(cluster *unstructured.Unstructured) error {
+		return env.BindCredentials(context.Background(), testEnv.ControlPlane.Client(), cluster, credentials...)
+	}
 	rejoin = func() {
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": saved.GetAPIVersion(), "kind": saved.GetKind(),
@@ -48,15 +61,18 @@ func deleteCluster(t *testing.T, name string) (rejoin func()) {
 			case err == nil && current.GetDeletionTimestamp() != nil:
 				return fmt.Errorf("Cluster %s is still being deleted", name)
 			case err == nil:
-				return nil
+				return bind(current)
 			case !apierrors.IsNotFound(err):
 				return err
 			}
-			_, err = clusters.Create(context.Background(), obj, metav1.CreateOptions{})
+			created, err := clusters.Create(context.Background(), obj, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("Cluster %s: %w", name, err)
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return bind(created)
 		})
 	}
 	t.Cleanup(rejoin)

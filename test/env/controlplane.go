@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 const (
@@ -139,7 +141,8 @@ func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
 }
 
 // registerMembers makes the control plane know every member the way Karmada's push mode does:
-// a Secret with the member's token and CA, its execution namespace and a Cluster object.
+// a Secret with the member's token and CA, its execution namespace and a Cluster object, to
+// which the Secret is then bound.
 func (e *Env) registerMembers(ctx context.Context, crds map[string]*apiextensionsv1.CustomResourceDefinition) error {
 	cp := e.ControlPlane.Client()
 	if err := createNamespace(ctx, cp, ClusterSecretNamespace); err != nil {
@@ -163,11 +166,11 @@ func (e *Env) registerMembers(ctx context.Context, crds map[string]*apiextension
 		}
 		switch {
 		case e.opts.BesideKarmada:
-			if err := e.joinCluster(ctx, m); err != nil {
+			if err := e.joinCluster(ctx, m, secret); err != nil {
 				return err
 			}
 		case clusterCRD != nil:
-			if err := e.createClusterObject(ctx, m, clusterCRD); err != nil {
+			if err := e.createClusterObject(ctx, m, clusterCRD, secret); err != nil {
 				return err
 			}
 		}
@@ -197,7 +200,7 @@ func clusterSpec(ctx context.Context, m *Cluster, withID bool) (map[string]any, 
 	return spec, nil
 }
 
-func (e *Env) createClusterObject(ctx context.Context, m *Cluster, crd *apiextensionsv1.CustomResourceDefinition) error {
+func (e *Env) createClusterObject(ctx context.Context, m *Cluster, crd *apiextensionsv1.CustomResourceDefinition, secret *corev1.Secret) error {
 	version := crdVersion(crd, ClusterGVR.Version)
 	if version == nil {
 		return fmt.Errorf("CRD %s does not serve %s", crd.Name, ClusterGVR.Version)
@@ -217,6 +220,9 @@ func (e *Env) createClusterObject(ctx context.Context, m *Cluster, crd *apiexten
 	if err != nil {
 		return fmt.Errorf("create Cluster %s in cluster %s: %w", m.Name, e.ControlPlane.Name, err)
 	}
+	if err := BindCredentials(ctx, e.ControlPlane.Client(), created, secret); err != nil {
+		return err
+	}
 	if version.Subresources == nil || version.Subresources.Status == nil {
 		return nil
 	}
@@ -232,6 +238,34 @@ func (e *Env) createClusterObject(ctx context.Context, m *Cluster, crd *apiexten
 	}
 	if _, err := clusters.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: "karmadaflow-env"}); err != nil {
 		return fmt.Errorf("set Ready condition of Cluster %s: %w", m.Name, err)
+	}
+	return nil
+}
+
+// BindCredentials makes each Secret (of ClusterSecretNamespace) bound to cluster, as `karmadactl
+// join` leaves the Secrets it creates: with an ownerReference to the Cluster, without which
+// karmadaflow sends no member its token. A Secret missing (the garbage collector removes it
+// with its Cluster) is created again from the one given.
+func BindCredentials(ctx context.Context, cp kubernetes.Interface, cluster *unstructured.Unstructured, secrets ...*corev1.Secret) error {
+	owner := []metav1.OwnerReference{*metav1.NewControllerRef(cluster, cluster.GroupVersionKind())}
+	for _, s := range secrets {
+		secretsAPI := cp.CoreV1().Secrets(ClusterSecretNamespace)
+		bound := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ClusterSecretNamespace, OwnerReferences: owner}, Type: s.Type, Data: s.Data}
+		_, err := secretsAPI.Create(ctx, bound, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				current, err := secretsAPI.Get(ctx, s.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				current.OwnerReferences = owner
+				_, err = secretsAPI.Update(ctx, current, metav1.UpdateOptions{})
+				return err
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("bind Secret %s/%s to Cluster %s: %w", ClusterSecretNamespace, s.Name, cluster.GetName(), err)
+		}
 	}
 	return nil
 }

@@ -171,8 +171,9 @@ func (k *karmadaComponents) toLoopback(cc *admissionregistrationv1.WebhookClient
 // joinCluster registers member m as `karmadactl join` does in Push mode, given the Secret with
 // its credentials (registerMembers): a Secret <member>-impersonator for Karmada's unified
 // auth and cluster proxy (here the member's admin token, which may impersonate), and the
-// Cluster, created through the aggregated API. Its status is Karmada's to set.
-func (e *Env) joinCluster(ctx context.Context, m *Cluster) error {
+// Cluster, created through the aggregated API, both Secrets bound to it. Its status is
+// Karmada's to set.
+func (e *Env) joinCluster(ctx context.Context, m *Cluster, secret *corev1.Secret) error {
 	cp := e.ControlPlane
 	impersonator := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: m.Name + "-impersonator", Namespace: ClusterSecretNamespace},
@@ -193,11 +194,14 @@ func (e *Env) joinCluster(ctx context.Context, m *Cluster) error {
 		"metadata":   map[string]any{"name": m.Name},
 		"spec":       spec,
 	}}
-	_, err = cp.Dynamic().Resource(ClusterGVR).Create(ctx, obj, metav1.CreateOptions{FieldManager: "karmadaflow-env"})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	created, err := cp.Dynamic().Resource(ClusterGVR).Create(ctx, obj, metav1.CreateOptions{FieldManager: "karmadaflow-env"})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = cp.Dynamic().Resource(ClusterGVR).Get(ctx, m.Name, metav1.GetOptions{})
+	}
+	if err != nil {
 		return fmt.Errorf("create Cluster %s in cluster %s: %w", m.Name, cp.Name, err)
 	}
-	return nil
+	return BindCredentials(ctx, cp.Client(), created, secret, impersonator)
 }
 
 // waitClustersReady waits until Karmada's cluster status controller has marked every member's

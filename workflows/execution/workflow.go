@@ -34,6 +34,12 @@ const (
 	LocalBatch     = 10               // batches up to this size are applied by a local activity
 )
 
+// MaxSignalWorks bounds the Works one change signal names. At Kubernetes' longest names (253
+// characters) and resourceVersions, a signal stays near 280 KB, below Temporal's 512 KB
+// warning and far below its 2 MB limit, which refuses a larger signal on every retry. Senders
+// split a larger change into several signals.
+const MaxSignalWorks = 500
+
 // changeApplyAsActivity versions the switch of large ApplyWorks batches from a local to a
 // regular activity.
 const changeApplyAsActivity = "apply-works-as-activity"
@@ -49,6 +55,10 @@ const changeKeepFailed = "keep-failed-works"
 // changeEndWhenClusterGone versions ending the workflow when its Cluster is deleted, after
 // releasing the Works left in its execution namespace and removing the namespace.
 const changeEndWhenClusterGone = "end-when-cluster-gone"
+
+// changeBoundCarriedWorks versions continuing as new without the Works still to apply when
+// there are more than one payload holds: the new run's full pass applies every Work anyway.
+const changeBoundCarriedWorks = "bound-carried-works"
 
 // WorkflowID is the readable ID of the execution workflow of one cluster.
 func WorkflowID(cluster string) string { return "execution/" + cluster }
@@ -120,13 +130,14 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	passVersions := workflow.GetVersion(ctx, changePassVersions, workflow.DefaultVersion, 1) == 1
 	keepFailed := workflow.GetVersion(ctx, changeKeepFailed, workflow.DefaultVersion, 1) == 1
 	endWhenGone := workflow.GetVersion(ctx, changeEndWhenClusterGone, workflow.DefaultVersion, 1) == 1
+	boundCarried := workflow.GetVersion(ctx, changeBoundCarriedWorks, workflow.DefaultVersion, 1) == 1
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 
-	pending := slices.Clone(in.Pending)
+	pending := newWorkNames(in.Pending)
 	versions := map[string]string{} // of pending Works, when the signals carried them
 	record := func(c Change) {
-		pending = addNames(pending, c.names())
+		pending.add(c.names())
 		if passVersions {
 			// Setting keys is order-independent.
 			//workflowcheck:ignore
@@ -154,7 +165,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			return err // cancelled: stop where we are
 		}
 		drain()
-		if !full && len(pending) == 0 {
+		if !full && len(pending.list) == 0 {
 			wakeAt := lastFull.Add(SafetyResync)
 			if !retryAt.IsZero() && (lastFull.IsZero() || retryAt.Before(wakeAt)) {
 				wakeAt = retryAt
@@ -165,7 +176,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 				if slices.Contains(state.Failed, "*") || lastFull.IsZero() || !workflow.Now(ctx).Before(lastFull.Add(SafetyResync)) {
 					full = true
 				} else {
-					pending = append(pending, retryNames(state.Failed)...)
+					pending.extend(retryNames(state.Failed))
 				}
 			})
 			sel.AddReceive(changes, func(c workflow.ReceiveChannel, _ bool) {
@@ -186,9 +197,9 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		if full {
 			batches = []act.ApplyInput{{Cluster: in.Cluster, All: true}}
 		} else {
-			slices.Sort(pending)
-			for start := 0; start < len(pending); start += BatchSize {
-				names := pending[start:min(start+BatchSize, len(pending))]
+			slices.Sort(pending.list)
+			for start := 0; start < len(pending.list); start += BatchSize {
+				names := pending.list[start:min(start+BatchSize, len(pending.list))]
 				batches = append(batches, act.ApplyInput{Cluster: in.Cluster, Works: names, Versions: versionsOf(versions, names)})
 			}
 		}
@@ -242,9 +253,9 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		}
 		var waiting []string // failed before, not tried in this round: still due at retryAt
 		if keepFailed && !full {
-			waiting = slices.DeleteFunc(slices.Clone(state.Failed), func(name string) bool { return slices.Contains(pending, name) })
+			waiting = slices.DeleteFunc(slices.Clone(state.Failed), func(name string) bool { return pending.has[name] })
 		}
-		full, pending, versions = false, nil, map[string]string{}
+		full, pending, versions = false, newWorkNames(nil), map[string]string{}
 		state.Failed, state.LastError, state.Pending = addNames(failed, waiting), lastErr, 0
 		switch {
 		case len(failed) > 0:
@@ -258,7 +269,11 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			drain()
-			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: append(pending, retryNames(state.Failed)...)})
+			carried := append(pending.list, retryNames(state.Failed)...)
+			if boundCarried && len(carried) > MaxSignalWorks {
+				carried = nil // too large an input to start the new run with; its full pass covers them
+			}
+			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: carried})
 		}
 	}
 }
@@ -309,13 +324,47 @@ func retryNames(failed []string) []string {
 	return slices.DeleteFunc(slices.Clone(failed), func(s string) bool { return s == "*" })
 }
 
+// addNames appends to names those of more it does not hold yet, each once.
 func addNames(names []string, more []string) []string {
-	for _, name := range more {
-		if name != "" && !slices.Contains(names, name) {
-			names = append(names, name)
+	w := newWorkNames(names)
+	w.add(more)
+	return w.list
+}
+
+// workNames are Work names in the order they were named, and the set of them, so that adding
+// a name costs the same however many are held: a scan of the list made a batch of n names cost
+// O(n²), over a second for 20,000, which Temporal's deadlock detector fails.
+type workNames struct {
+	list []string
+	has  map[string]bool
+}
+
+// newWorkNames holds names as they are, repeated ones included: a run continued with a
+// repeated name applies it as the run before would have.
+func newWorkNames(names []string) *workNames {
+	w := &workNames{list: slices.Clone(names), has: make(map[string]bool, len(names))}
+	for _, name := range names {
+		w.has[name] = true
+	}
+	return w
+}
+
+// add appends the names not held yet, each once.
+func (w *workNames) add(names []string) {
+	for _, name := range names {
+		if name != "" && !w.has[name] {
+			w.list = append(w.list, name)
+			w.has[name] = true
 		}
 	}
-	return names
+}
+
+// extend appends names as they are, as the retry of failed Works always has.
+func (w *workNames) extend(names []string) {
+	w.list = append(w.list, names...)
+	for _, name := range names {
+		w.has[name] = true
+	}
 }
 
 // versionsOf picks the versions of names (nil when there are none).

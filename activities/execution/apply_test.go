@@ -1,0 +1,89 @@
+package execution
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/restmapper"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
+)
+
+var endpointSlices = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+
+// memberWith is a member whose API server holds objs and whose watch cache (reads at
+// resourceVersion "0") has not seen any of them yet.
+func memberWith(objs ...runtime.Object) (*members.Member, *dynamicfake.FakeDynamicClient) {
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{endpointSlices: "EndpointSliceList"}, objs...)
+	client.PrependReactor("get", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if get, ok := action.(k8stesting.GetActionImpl); ok && get.GetOptions.ResourceVersion == "0" {
+			return true, nil, apierrors.NewNotFound(get.GetResource().GroupResource(), get.Name)
+		}
+		return false, nil, nil
+	})
+	discovery := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{Resources: []*metav1.APIResourceList{{
+		GroupVersion: "discovery.k8s.io/v1",
+		APIResources: []metav1.APIResource{{Name: "endpointslices", Kind: "EndpointSlice", Namespaced: true}},
+	}}}}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery))
+	return &members.Member{Name: "member2", Dynamic: client, Mapper: mapper}, client
+}
+
+func slice(name string, lbls map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("discovery.k8s.io/v1")
+	u.SetKind("EndpointSlice")
+	u.SetNamespace("demo")
+	u.SetName(name)
+	u.SetLabels(lbls)
+	u.Object["addressType"] = "IPv4"
+	return u
+}
+
+// The Works client (nil) is read only for an object stamped with a later generation, which
+// none of these is.
+
+func TestStaleNotFoundNeverAdoptsAnotherCreation(t *testing.T) {
+	theirs := slice("member1-foo-abcde", map[string]string{"app": "theirs"})
+	member, client := memberWith(theirs.DeepCopy())
+
+	err := apply(context.Background(), member, nil, work("u1", 1), slice("member1-foo-abcde", nil))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not created by karmadaflow")
+
+	got, err := client.Resource(endpointSlices).Namespace("demo").Get(context.Background(), theirs.GetName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"app": "theirs"}, got.GetLabels(), "not adopted")
+	for _, action := range client.Actions() {
+		assert.NotEqual(t, "patch", action.GetVerb(), "nothing applied over it")
+	}
+}
+
+func TestForeignServiceOfAnOverwriteManifestCountsAsApplied(t *testing.T) {
+	theirs := slice("foo", nil)
+	member, _ := memberWith(theirs.DeepCopy())
+	manifest := slice("foo", nil)
+	manifest.SetAnnotations(map[string]string{naming.AnnotationConflictResolution: naming.ConflictResolutionOverwrite})
+	assert.NoError(t, apply(context.Background(), member, nil, work("u1", 1), manifest), "left as it is, as a provider's own Service")
+}
+
+func TestAbsentObjectIsCreated(t *testing.T) {
+	member, client := memberWith()
+	require.NoError(t, apply(context.Background(), member, nil, work("u1", 1), slice("member1-foo-abcde", nil)))
+	got, err := client.Resource(endpointSlices).Namespace("demo").Get(context.Background(), "member1-foo-abcde", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "endpointslice-foo", got.GetLabels()[naming.LabelWorkName])
+}
