@@ -112,6 +112,7 @@ FUZZ_TARGETS := \
 	./activities/mcs:FuzzSliceOfWork \
 	./proxy:FuzzTranslateBody \
 	./internal/members:FuzzProxyOf \
+	./internal/urlprefix:FuzzCheck \
 	./proxy:FuzzParsePath \
 	./proxy:FuzzDecodeResourceVersion \
 	./proxy:FuzzContinueToken \
@@ -123,7 +124,7 @@ FUZZ_TARGETS := \
 	./proxy/searchapi:FuzzRegistryValidate
 
 .PHONY: fuzz
-fuzz: ## Fuzz the CRD tarball reader, the Work manifest decoders, the proxy's body translation, path and proxy-URL parsing, version decoders and every validation, for a bounded number of inputs each.
+fuzz: ## Fuzz the CRD tarball reader, the Work manifest decoders, the proxy's body translation, path and proxy-URL parsing, the URL allowlists, version decoders and every validation, for a bounded number of inputs each.
 	for pair in $(FUZZ_TARGETS); do \
 	  pkg=$${pair%%:*}; target=$${pair#*:}; \
 	  go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; \

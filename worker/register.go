@@ -106,7 +106,8 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	// Karmada provisioning: workflows/provisioning + activities/provisioning, in the host cluster.
 	if opts.EnableProvisioning {
 		provisioning.Register(w, &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic,
-			CRDSource: provisioningactivities.CRDSource{URL: opts.CRDTarballURL, CAFile: opts.CRDTarballCAFile, TokenSecret: opts.CRDTarballTokenSecret}})
+			CRDSource: provisioningactivities.CRDSource{URL: opts.CRDTarballURL, CAFile: opts.CRDTarballCAFile, TokenSecret: opts.CRDTarballTokenSecret,
+				AllowedURLPrefixes: opts.CRDTarballAllowedURLPrefixes, AllowedProxyURLs: opts.CRDTarballAllowedProxyURLs}})
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
@@ -49,6 +51,13 @@ type CRDSource struct {
 	// sent to URL as a bearer token. It is read when a download needs it and goes nowhere
 	// else: not to spec.crdTarball URLs (any tenant names those), not into workflow history.
 	TokenSecret string
+	// AllowedURLPrefixes are the only URLs a spec.crdTarball URL, and the redirects on the way
+	// to its tarball, may lead to (urlprefix.Parse's prefixes); nil means
+	// DefaultAllowedURLPrefixes(URL), empty allows none.
+	AllowedURLPrefixes []string
+	// AllowedProxyURLs are the proxies (scheme://host[:port]) a spec.crdTarball may name; none
+	// by default.
+	AllowedProxyURLs []string
 
 	cacheOnce sync.Once
 	cache     *lru.Cache // URL -> *CRDTarball
@@ -57,14 +66,20 @@ type CRDSource struct {
 // Tarball returns the CRD tarball of k: spec.crdTarball's or, without one, this source's for
 // k's Karmada version. With the download policy IfNotPresent (the default, as in
 // karmada-operator) a tarball downloaded before from the same URL is reused; Always downloads
-// it again.
+// it again. spec.crdTarball is refused (ErrValidation, as ValidateKarmada refuses it first)
+// unless CheckSpec allows it, and so is a redirect away from the allowed URLs; this source's
+// own URL is the operator's, and its redirects are followed.
 func (s *CRDSource) Tarball(ctx context.Context, host kubernetes.Interface, k *operatorv1alpha1.Karmada) (*CRDTarball, error) {
 	spec := k.Spec.CRDTarball
 	always := spec != nil && spec.CRDDownloadPolicy != nil && *spec.CRDDownloadPolicy == operatorv1alpha1.DownloadAlways
 	var src operatorv1alpha1.HTTPSource
 	var auth DownloadAuth
 	if spec != nil && spec.HTTPSource != nil && spec.HTTPSource.URL != "" {
+		if problems := s.CheckSpec(k); len(problems) > 0 {
+			return nil, temporal.NewNonRetryableApplicationError(strings.Join(problems, "; "), ErrValidation, nil)
+		}
 		src = *spec.HTTPSource
+		auth.Redirect = s.refuseRedirect
 	} else {
 		u, err := s.urlFor(k)
 		if err != nil {
@@ -133,7 +148,13 @@ func (s *CRDSource) auth(ctx context.Context, host kubernetes.Interface) (Downlo
 type DownloadAuth struct {
 	RootCAs *x509.CertPool // verify the server against these only; nil: the system's roots
 	Token   string         // sent as a bearer token when set
+	// Redirect, when set, is asked before each redirect is followed; its error stops the
+	// download there.
+	Redirect func(to *url.URL) error
 }
+
+// maxRedirects is net/http's own bound, kept when DownloadAuth.Redirect replaces its check.
+const maxRedirects = 10
 
 // DownloadCRDTarball fetches the CRD tarball of src (through its proxy, if any) and reads it
 // with ReadCRDTarball, at most maxTarball bytes of it.
@@ -150,6 +171,14 @@ func DownloadCRDTarball(ctx context.Context, src operatorv1alpha1.HTTPSource, au
 		transport.TLSClientConfig = &tls.Config{RootCAs: auth.RootCAs, MinVersion: tls.VersionTLS12}
 	}
 	client := &http.Client{Transport: transport, Timeout: crdDownloadTimeout}
+	if auth.Redirect != nil {
+		client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if len(via) >= maxRedirects {
+				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			}
+			return auth.Redirect(req.URL)
+		}
+	}
 	defer client.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src.URL, nil)
 	if err != nil {
@@ -161,7 +190,11 @@ func DownloadCRDTarball(ctx context.Context, src operatorv1alpha1.HTTPSource, au
 		req.Header.Set("Authorization", "Bearer "+auth.Token)
 	}
 	resp, err := client.Do(req)
-	if err != nil {
+	var refused *redirectRefused
+	switch {
+	case errors.As(err, &refused): // net/http's error quotes the redirect's URL whole
+		return nil, fmt.Errorf("downloading CRD tarball %s: %w", redact.URL(src.URL), refused)
+	case err != nil:
 		return nil, fmt.Errorf("downloading CRD tarball %s: %s", redact.URL(src.URL), redact.Error(err, src.URL))
 	}
 	defer resp.Body.Close()

@@ -152,7 +152,7 @@ func TestCRDSourceDefaultURL(t *testing.T) {
 func TestCRDSourceSpec(t *testing.T) {
 	server := serveTarball(t, tarball(t, map[string]string{"crds/bases/policy.yaml": crdYAML}), false)
 	host := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "token"}, Data: map[string][]byte{"token": []byte("s3cret")}})
-	src := &CRDSource{URL: "https://203.0.113.1/never/{{.Version}}", TokenSecret: "ns/token"}
+	src := &CRDSource{URL: "https://203.0.113.1/never/{{.Version}}", TokenSecret: "ns/token", AllowedURLPrefixes: []string{server.URL}}
 	withURL := func(path string, policy operatorv1alpha1.CRDDownloadPolicy) *operatorv1alpha1.Karmada {
 		return karmada("foo", func(k *operatorv1alpha1.Karmada) {
 			k.Spec.CRDTarball = &operatorv1alpha1.CRDTarball{HTTPSource: &operatorv1alpha1.HTTPSource{URL: server.URL + path}, CRDDownloadPolicy: ptr.To(policy)}

@@ -192,15 +192,23 @@ func withCanary(raw string) string {
 	return u.String()
 }
 
-// FuzzValidate: Validate of any Karmada never panics, leaves the Karmada as it was, gives the
-// same problems each time, each naming a field of the spec, and never shows a password or
-// query of the URLs it reports. validateExternalEtcdSecret is fuzzed beside it, with the
-// Karmada's external etcd Secret reference and a Secret holding the keys of keys.
+// fuzzSource is a worker's CRD source with a mirror and a proxy, whose allowlists
+// FuzzValidate checks spec.crdTarball against.
+var fuzzSource = &CRDSource{URL: "http://127.0.0.1:8080/releases/download/{{.Version}}/crds.tar.gz",
+	AllowedProxyURLs: []string{"http://proxy:3128"}}
+
+// FuzzValidate: Validate of any Karmada (and CRDSource.CheckSpec, ValidateKarmada's check of
+// spec.crdTarball against the worker's allowlists) never panics, leaves the Karmada as it was,
+// gives the same problems each time, each naming a field of the spec, and never shows a
+// password or query of the URLs it reports. validateExternalEtcdSecret is fuzzed beside it,
+// with the Karmada's external etcd Secret reference and a Secret holding the keys of keys.
 func FuzzValidate(f *testing.F) {
 	for _, seed := range []string{
 		`{"metadata":{"name":"demo","namespace":"tenant1"},"spec":{}}`,
 		`{"metadata":{"namespace":"t"},"spec":{"crdTarball":{"httpSource":{"url":"https://u:p@example.com/crds.tar.gz?sig=x","proxy":{"proxyURL":"ftp://u:p@proxy:3128"}}}}}`,
 		`{"metadata":{"namespace":"t"},"spec":{"crdTarball":{"httpSource":{"url":"::bad"}}},"hostCluster":{"secretRef":{"name":"h","namespace":"other"}}}`,
+		`{"spec":{"crdTarball":{"httpSource":{"url":"http://u:p@169.254.169.254/latest/?q=1","proxy":{"proxyURL":"http://u:p@proxy:3128"}}}}}`,
+		`{"spec":{"crdTarball":{"httpSource":{"url":"https://github.com/karmada-io/karmada/releases/download/../x","proxy":{"proxyURL":"http://evil:1"}}}}}`,
 		`{"metadata":{"namespace":"t"},"spec":{"hostCluster":{"secretRef":{"name":"h"}},"customCertificate":{"apiServerCACert":{"name":"ca","namespace":"x"}}}}`,
 		`{"spec":{"components":{"karmadaAPIServer":{"serviceType":"ExternalName","loadBalancerClass":"c","sidecarContainers":[{"name":"kube-apiserver"},{"name":"a"},{"name":"a"}],"extraVolumes":[{"name":"a"},{"name":"a"}]}}}}`,
 		`{"spec":{"components":{"etcd":{"local":{},"external":{"endpoints":[],"secretRef":{"name":""}}}}}}`,
@@ -216,11 +224,12 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		before := k.DeepCopy()
-		problems := Validate(k)
+		validate := func(k *operatorv1alpha1.Karmada) []string { return append(Validate(k), fuzzSource.CheckSpec(k)...) }
+		problems := validate(k)
 		if !reflect.DeepEqual(before, k) {
 			t.Fatal("Validate changed the Karmada")
 		}
-		if again := Validate(k); !slices.Equal(problems, again) {
+		if again := validate(k); !slices.Equal(problems, again) {
 			t.Fatalf("Validate differs: %q, then %q", problems, again)
 		}
 		for _, p := range problems {
@@ -236,7 +245,7 @@ func FuzzValidate(f *testing.F) {
 			if src.Proxy != nil {
 				src.Proxy.ProxyURL = withCanary(src.Proxy.ProxyURL)
 			}
-			for _, p := range Validate(secret) {
+			for _, p := range validate(secret) {
 				if strings.Contains(p, canary) {
 					t.Fatalf("problem %q shows a URL's secret (url %q, proxy %+v)", p, src.URL, src.Proxy)
 				}

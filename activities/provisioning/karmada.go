@@ -40,8 +40,9 @@ func (a *Activities) mustGet(ctx context.Context, ref Ref) (*operatorv1alpha1.Ka
 	return k, nil
 }
 
-// ValidateKarmada reads the Karmada and checks its spec. An invalid spec is a non-retryable
-// ValidationError whose details are the Summary.
+// ValidateKarmada reads the Karmada and checks its spec, spec.crdTarball against this
+// worker's allowlists too. An invalid spec is a non-retryable ValidationError whose details
+// are the Summary.
 func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, error) {
 	k, found, err := a.get(ctx, ref)
 	if err != nil || !found {
@@ -64,7 +65,7 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 	if sum.Deleting {
 		return sum, nil
 	}
-	sum.Invalid = Validate(k)
+	sum.Invalid = append(Validate(k), a.CRDSource.CheckSpec(k)...)
 	siblings, err := a.listKarmadas(ctx, k.Namespace)
 	if err != nil {
 		return Summary{}, err

@@ -80,6 +80,10 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.StringVar(&o.CRDTarballURL, "crd-tarball-url", o.CRDTarballURL, "CRD tarball of new Karmada control planes whose Karmada names none, {{.Version}} standing for their Karmada version (empty: https://github.com/karmada-io/karmada/releases/download/{{.Version}}/crds.tar.gz, as karmada-operator)")
 		fs.StringVar(&o.CRDTarballCAFile, "crd-tarball-ca-file", o.CRDTarballCAFile, "CA bundle that verifies the server of --crd-tarball-url (empty: the system's roots)")
 		fs.StringVar(&o.CRDTarballTokenSecret, "crd-tarball-token-secret", o.CRDTarballTokenSecret, "<namespace>/<name> of a Secret of the host cluster whose key token is sent to --crd-tarball-url as a bearer token")
+		fs.Func("crd-tarball-allowed-url-prefixes", "comma-separated URL prefixes under which alone a Karmada's spec.crdTarball URL, and each redirect on the way, may lead, compared by scheme, host and port, and by path on a segment boundary (unset: https://github.com/karmada-io/karmada/releases/download/, the GitHub hosts its downloads redirect to, and the directory of --crd-tarball-url; empty: none)",
+			commaList(&o.CRDTarballAllowedURLPrefixes))
+		fs.Func("crd-tarball-allowed-proxy-urls", "comma-separated proxies (scheme://host[:port]) a Karmada's spec.crdTarball may download through (empty: none)",
+			commaList(&o.CRDTarballAllowedProxyURLs))
 		fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on the task queue, across all workers (0: unlimited)")
 	case Starter:
 		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
@@ -134,6 +138,20 @@ func Parse(component Component, args []string, getenv func(string) string) (*Opt
 		return nil, err
 	}
 	return o, nil
+}
+
+// commaList sets *list to a flag's comma-separated items: an empty value sets it empty, not
+// nil, so that "--flag=" can differ from the flag unset.
+func commaList(list *[]string) func(string) error {
+	return func(v string) error {
+		*list = []string{}
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				*list = append(*list, item)
+			}
+		}
+		return nil
+	}
 }
 
 // ErrVersion is Parse's answer to --version.

@@ -3,11 +3,14 @@ package options
 import (
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/karmadaflow/karmadaflow/internal/urlprefix"
 )
 
 // FuzzParse parses (and so validates, Validate and the checks it calls) any command line (one
@@ -19,6 +22,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(true, "--enable-proxy\n--proxy-max-requests-inflight=0\n--proxy-auth-qps=-1\n--proxy-bind-address=:10443", "KARMADAFLOW_PROXY_MAX_BUFFERED_BYTES", "1e3")
 	f.Add(true, "--crd-tarball-url=https://mirror.example.com/{{.Version}}/crds.tar.gz\n--crd-tarball-token-secret=ns/name\n--enable-provisioning\n--provisioning-selector=tier in (a,b)", "", "")
 	f.Add(true, "--crd-tarball-url=ftp://x\n--crd-tarball-token-secret=a/b/c\n--provisioning-selector=!!", "", "")
+	f.Add(true, "--crd-tarball-allowed-url-prefixes=https://github.com/karmada-io/,http://[::1]:80/a\n--crd-tarball-allowed-proxy-urls=http://proxy:3128", "KARMADAFLOW_CRD_TARBALL_ALLOWED_PROXY_URLS", "http://p/x")
 	f.Add(true, "--kube-api-qps=NaN\n--activities-per-second=NaN\n--enable-proxy\n--proxy-auth-qps=NaN", "", "")
 	f.Add(false, "--leader-elect\n--leader-elect-retry-period=2s\n--leader-elect-renew-deadline=2s\n--leader-elect-lease-duration=1s", "KARMADAFLOW_TEMPORAL_ADDRESS", "temporal:7233")
 	f.Add(false, "--temporal-address=nohost\n--metrics-bind-address=:\n--log-level=loud\n--log-format=xml\n--shutdown-timeout=-1s", "KARMADAFLOW_KUBE_API_QPS", "NaN")
@@ -65,6 +69,12 @@ func FuzzParse(f *testing.F) {
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				t.Fatalf("--crd-tarball-url %q accepted (%v)", o.CRDTarballURL, err)
 			}
+		}
+		if _, err := urlprefix.ParseList(o.CRDTarballAllowedURLPrefixes); err != nil {
+			t.Fatalf("--crd-tarball-allowed-url-prefixes %q accepted: %v", o.CRDTarballAllowedURLPrefixes, err)
+		}
+		if l, err := urlprefix.ParseList(o.CRDTarballAllowedProxyURLs); err != nil || slices.ContainsFunc(l, urlprefix.Prefix.HasPath) {
+			t.Fatalf("--crd-tarball-allowed-proxy-urls %q accepted (%v)", o.CRDTarballAllowedProxyURLs, err)
 		}
 		if o.ProvisioningSelector != "" {
 			if _, err := labels.Parse(o.ProvisioningSelector); err != nil {

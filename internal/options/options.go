@@ -139,6 +139,14 @@ type Options struct {
 	// CRDTarballTokenSecret ("<namespace>/<name>") is a Secret of the host cluster whose key
 	// token is sent to CRDTarballURL as a bearer token (worker).
 	CRDTarballTokenSecret string
+	// CRDTarballAllowedURLPrefixes are the only URLs a Karmada's spec.crdTarball may make the
+	// worker fetch (and its redirects lead to): URL prefixes, compared by scheme, host and port
+	// and by path on a segment boundary. nil (the flag unset): Karmada's release downloads and
+	// the directory of CRDTarballURL; empty: none (worker).
+	CRDTarballAllowedURLPrefixes []string
+	// CRDTarballAllowedProxyURLs are the proxies (scheme://host[:port]) a Karmada's
+	// spec.crdTarball may name; none by default (worker).
+	CRDTarballAllowedProxyURLs []string
 
 	// Capability flags go here, with their defaults in Default, their flags in AddFlags and
 	// their checks in Validate.

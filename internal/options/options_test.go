@@ -65,6 +65,11 @@ func TestValidation(t *testing.T) {
 		"CRD tarball no host":  {"--crd-tarball-url=/{{.Version}}/crds.tar.gz"},
 		"token Secret no ns":   {"--crd-tarball-token-secret=token"},
 		"token Secret 3 parts": {"--crd-tarball-token-secret=a/b/c"},
+		"allowed URL not http": {"--crd-tarball-allowed-url-prefixes=https://github.com/,github.com/"},
+		"allowed URL query":    {"--crd-tarball-allowed-url-prefixes=https://mirror/crds/?sig=x"},
+		"allowed URL dot-dot":  {"--crd-tarball-allowed-url-prefixes=https://mirror/crds/../"},
+		"allowed proxy path":   {"--crd-tarball-allowed-proxy-urls=http://proxy:3128/x"},
+		"allowed proxy socks":  {"--crd-tarball-allowed-proxy-urls=socks5://proxy:1080"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(Worker, args, env(nil))
@@ -82,6 +87,26 @@ func TestCRDTarballFlags(t *testing.T) {
 	assert.Equal(t, "karmadaflow-system/mirror-token", o.CRDTarballTokenSecret)
 	_, err = Parse(Starter, []string{"--crd-tarball-url=https://mirror.local/crds.tar.gz"}, env(nil))
 	assert.Error(t, err, "the worker downloads CRDs, not the starter")
+}
+
+// TestCRDTarballAllowlistFlags: unset, the lists are nil (the worker's defaults); set, they hold
+// their items; set empty, they are empty (nothing allowed), which is not unset.
+func TestCRDTarballAllowlistFlags(t *testing.T) {
+	o, err := Parse(Worker, nil, env(nil))
+	require.NoError(t, err)
+	assert.Nil(t, o.CRDTarballAllowedURLPrefixes)
+	assert.Nil(t, o.CRDTarballAllowedProxyURLs)
+	o, err = Parse(Worker, []string{"--crd-tarball-allowed-url-prefixes= https://mirror.local/crds/ ,http://127.0.0.1:8080/,"},
+		env(map[string]string{"KARMADAFLOW_CRD_TARBALL_ALLOWED_PROXY_URLS": "http://proxy.local:3128"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://mirror.local/crds/", "http://127.0.0.1:8080/"}, o.CRDTarballAllowedURLPrefixes)
+	assert.Equal(t, []string{"http://proxy.local:3128"}, o.CRDTarballAllowedProxyURLs)
+	o, err = Parse(Worker, []string{"--crd-tarball-allowed-url-prefixes="}, env(nil))
+	require.NoError(t, err)
+	assert.NotNil(t, o.CRDTarballAllowedURLPrefixes)
+	assert.Empty(t, o.CRDTarballAllowedURLPrefixes)
+	_, err = Parse(Starter, []string{"--crd-tarball-allowed-url-prefixes=https://mirror.local/"}, env(nil))
+	assert.Error(t, err, "a worker flag")
 }
 
 func TestStarterValidation(t *testing.T) {

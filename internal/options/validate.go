@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/karmadaflow/karmadaflow/internal/redact"
+	"github.com/karmadaflow/karmadaflow/internal/urlprefix"
 )
 
 // Validation of the options: every problem reported at once.
@@ -134,6 +135,14 @@ func (o *Options) Validate() error {
 	}
 	if err := validateCRDTarballURL(o.CRDTarballURL); err != nil {
 		errs = append(errs, fmt.Errorf("--crd-tarball-url: %w", err))
+	}
+	if _, err := urlprefix.ParseList(o.CRDTarballAllowedURLPrefixes); err != nil {
+		errs = append(errs, fmt.Errorf("--crd-tarball-allowed-url-prefixes: %w", err))
+	}
+	if proxies, err := urlprefix.ParseList(o.CRDTarballAllowedProxyURLs); err != nil {
+		errs = append(errs, fmt.Errorf("--crd-tarball-allowed-proxy-urls: %w", err))
+	} else if i := slices.IndexFunc(proxies, urlprefix.Prefix.HasPath); i >= 0 {
+		errs = append(errs, fmt.Errorf("--crd-tarball-allowed-proxy-urls: %q must be scheme://host[:port], without a path", proxies[i]))
 	}
 	if o.CRDTarballTokenSecret != "" {
 		if namespace, name, _ := strings.Cut(o.CRDTarballTokenSecret, "/"); namespace == "" || name == "" || strings.Contains(name, "/") {

@@ -24,6 +24,9 @@ var (
 	testEnv  *env.Env
 	svc      *service.Service
 	temporal client.Client
+	// tarballAddress is where tests serve the tarballs their Karmadas name in spec.crdTarball
+	// (serveTarballs): http://<it>/tarballs/ is what the workers allow.
+	tarballAddress string
 )
 
 func TestMain(m *testing.M) {
@@ -41,11 +44,15 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
+	if tarballAddress, err = service.FreeAddress(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	// Two workers on the task queue. They may touch Secrets only in the namespaces of the
-	// tests' Karmada objects.
+	// tests' Karmada objects, and download a spec.crdTarball only from the tests' tarballs.
 	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{
-		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb}",
-	}})
+		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch}",
+	}, WorkerArgs: []string{"--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

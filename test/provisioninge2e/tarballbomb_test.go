@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -35,10 +34,7 @@ const bombSize = 256 << 20
 func TestGzipBombTarballIsRefused(t *testing.T) {
 	bomb := gzipBomb(t, bombSize)
 	t.Logf("gzip bomb: %d KiB on the wire, %d MiB unpacked", len(bomb)>>10, bombSize>>20)
-	bombServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write(bomb)
-	}))
-	t.Cleanup(bombServer.Close)
+	tarballs := serveTarballs(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(bomb) })
 
 	workers := []string{"worker", "worker-2"} // either may run the install
 	pids, before := map[string]int{}, map[string]int64{}
@@ -54,7 +50,7 @@ func TestGzipBombTarballIsRefused(t *testing.T) {
 	createKarmada(t, &operatorv1alpha1.Karmada{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: operatorv1alpha1.KarmadaSpec{
-			CRDTarball: &operatorv1alpha1.CRDTarball{HTTPSource: &operatorv1alpha1.HTTPSource{URL: bombServer.URL + "/crds.tar.gz"}},
+			CRDTarball: &operatorv1alpha1.CRDTarball{HTTPSource: &operatorv1alpha1.HTTPSource{URL: tarballs + "crds.tar.gz"}},
 			Components: &operatorv1alpha1.KarmadaComponents{KarmadaAPIServer: &operatorv1alpha1.KarmadaAPIServer{ServiceType: corev1.ServiceTypeNodePort}},
 		},
 	})

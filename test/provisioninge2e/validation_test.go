@@ -50,7 +50,7 @@ func TestValidationErrors(t *testing.T) {
 		{"tarball-url", operatorv1alpha1.KarmadaSpec{CRDTarball: &operatorv1alpha1.CRDTarball{HTTPSource: &operatorv1alpha1.HTTPSource{URL: "::nope"}}},
 			"spec.crdTarball.httpSource.url"},
 		{"proxy-url", operatorv1alpha1.KarmadaSpec{CRDTarball: &operatorv1alpha1.CRDTarball{HTTPSource: &operatorv1alpha1.HTTPSource{
-			URL: "https://example.com/crds.tar.gz", Proxy: &operatorv1alpha1.ProxyConfig{ProxyURL: "proxy without scheme"}}}},
+			URL: "http://" + tarballAddress + "/tarballs/crds.tar.gz", Proxy: &operatorv1alpha1.ProxyConfig{ProxyURL: "proxy without scheme"}}}},
 			"spec.crdTarball.httpSource.proxy.proxyURL"},
 		{"lb-class", operatorv1alpha1.KarmadaSpec{Components: api(func(a *operatorv1alpha1.KarmadaAPIServer) { a.LoadBalancerClass = ptr.To("x") })},
 			"spec.components.karmadaAPIServer.loadBalancerClass"},
