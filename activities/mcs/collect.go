@@ -30,7 +30,7 @@ func (a *Activities) collectEndpointSlices(ctx context.Context, in CollectInput)
 	if err != nil {
 		return res, err
 	}
-	res.Changed, err = a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, desired)
+	res.Changed, err = a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, in.OthersWroteBefore, desired)
 	return res, err
 }
 

@@ -31,7 +31,7 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 	}
 	res.Collect = collected
 	sources := map[string][]unstructured.Unstructured{in.Provider: derefWorks(sortedWorks(desired))}
-	dispatched, err := a.listWorks(ctx, in.MCS, naming.RoleDispatched)
+	dispatched, err := a.listWorks(ctx, in.MCS, in.OthersWroteBefore, naming.RoleDispatched)
 	if err != nil {
 		return res, err
 	}
@@ -44,7 +44,7 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 	var mu sync.Mutex
 	var group errgroup.Group
 	group.Go(func() error {
-		changed, err := a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, desired)
+		changed, err := a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, in.OthersWroteBefore, desired)
 		mu.Lock()
 		defer mu.Unlock()
 		res.Collect.Changed = changed

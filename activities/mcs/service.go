@@ -41,7 +41,7 @@ func (a *Activities) propagateService(ctx context.Context, in PropagateServiceIn
 		desired[naming.ExecutionNamespace(cluster)] = newWork(workName, naming.ExecutionNamespace(cluster),
 			workLabels(in.MCS, naming.RoleService), serviceWorkAnnotations, false, manifest)
 	}
-	if err := a.syncServiceWorks(ctx, in.MCS, desired, in.Unready); err != nil {
+	if err := a.syncServiceWorks(ctx, in.MCS, in.OthersWroteBefore, desired, in.Unready); err != nil {
 		return err
 	}
 	a.Metrics.observeServiceSync(time.Since(earliest(in.DetectedAt, start)))
@@ -52,8 +52,8 @@ var serviceWorkAnnotations = map[string]string{naming.AnnotationConflictResoluti
 
 // syncServiceWorks makes the Service Works of the MultiClusterService exactly the desired ones
 // (keyed by namespace), in any namespace.
-func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, desired map[string]*unstructured.Unstructured, unready []string) error {
-	works, err := a.listWorks(ctx, ref, naming.RoleService)
+func (a *Activities) syncServiceWorks(ctx context.Context, ref Ref, othersWroteBefore time.Time, desired map[string]*unstructured.Unstructured, unready []string) error {
+	works, err := a.listWorks(ctx, ref, othersWroteBefore, naming.RoleService)
 	if err != nil {
 		return err
 	}

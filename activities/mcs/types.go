@@ -72,12 +72,20 @@ type PropagateServiceInput struct {
 	DetectedAt time.Time
 	// Unready are the clusters that are not Ready (see DispatchInput).
 	Unready []string `json:",omitempty"`
+	// OthersWroteBefore, when set, says that another worker may have written the Works until
+	// then: the workflow sets it on its first reconcile after it was loaded into a worker. The
+	// Works are then listed from the API server rather than read from this worker's cache,
+	// which may not show those writes yet, unless the cache started watching well after then
+	// (workcache.Cache.StartedAfter). The list stands in the cache (workcache.Listed).
+	OthersWroteBefore time.Time `json:",omitempty"`
 }
 
 // CollectInput asks to record provider's EndpointSlices of the Service as Works.
 type CollectInput struct {
 	MCS      Ref
 	Provider string
+	// OthersWroteBefore: see PropagateServiceInput.
+	OthersWroteBefore time.Time `json:",omitempty"`
 }
 
 // SliceRef names a collected EndpointSlice and the generation collected.
@@ -106,6 +114,8 @@ type DispatchInput struct {
 	// Unready are the clusters that are not Ready: their Works are written, and left to Work
 	// execution rather than applied at once.
 	Unready []string `json:",omitempty"`
+	// OthersWroteBefore: see PropagateServiceInput.
+	OthersWroteBefore time.Time `json:",omitempty"`
 }
 
 // DispatchResult counts the Works the consumer holds after the dispatch.
@@ -120,6 +130,8 @@ type CollectAndDispatchInput struct {
 	MCS      Ref
 	Provider string
 	Dispatch []DispatchInput
+	// OthersWroteBefore: see PropagateServiceInput.
+	OthersWroteBefore time.Time `json:",omitempty"`
 }
 
 // CollectAndDispatchResult is the collection's result and each consumer's, by name.

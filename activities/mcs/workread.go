@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,13 +18,18 @@ import (
 )
 
 // The Work read path: a MultiClusterService's Works by role, from the worker's cache when it
-// can answer, else from the API server.
+// can answer and the workflow has not just moved to this worker, else from the API server.
 
 // listWorks reads, in every namespace, the Works of the MultiClusterService with one of roles
 // (any role when none is given): from the cache when it can answer, else from the API server.
-func (a *Activities) listWorks(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
-	if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
-		return cached, nil
+// othersWroteBefore is the workflow's word that another worker may have written them until
+// then (see PropagateServiceInput.OthersWroteBefore): unless the cache started watching well
+// after, it may not show those writes yet, and the API server is read.
+func (a *Activities) listWorks(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) ([]unstructured.Unstructured, error) {
+	if othersWroteBefore.IsZero() || a.WorkCache.StartedAfter(othersWroteBefore) {
+		if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
+			return cached, nil
+		}
 	}
 	return a.listWorksLive(ctx, ref, roles...)
 }
@@ -44,7 +50,8 @@ func (a *Activities) cachedWorks(ctx context.Context, ref Ref, roles ...string) 
 	return out, true
 }
 
-// listWorksLive lists the Works of the MultiClusterService with one of roles from the API server.
+// listWorksLive lists the Works of the MultiClusterService with one of roles from the API
+// server, and tells the cache what it found, so that later reads from the cache show it.
 func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
 	selector := labels.NewSelector()
 	for key, value := range map[string]string{networkingv1alpha1.LabelMCSName: ref.Name, networkingv1alpha1.LabelMCSNamespace: ref.Namespace} {
@@ -65,6 +72,7 @@ func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string
 	if err != nil {
 		return nil, fmt.Errorf("listing Works of %s: %w", ref, err)
 	}
+	a.WorkCache.Listed(ref.Namespace, ref.Name, roles, list.Items, list.GetResourceVersion())
 	return list.Items, nil
 }
 

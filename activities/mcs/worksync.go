@@ -6,11 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -86,15 +86,13 @@ func (a *Activities) deleteWork(ctx context.Context, work *unstructured.Unstruct
 
 // syncWorksIn makes namespace hold exactly the desired Works (by name) of one role of the
 // MultiClusterService; it serves the collected Works, which are never executed.
-func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref, role string, desired map[string]*unstructured.Unstructured) (bool, error) {
-	if cached, ok := a.cachedWorks(ctx, ref, role); ok {
-		return a.syncWorks(ctx, worksIn(cached, namespace, role), desired, nil, nil)
-	}
-	list, err := a.ControlPlane.Resource(kube.Works).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(workLabels(ref, role)).String()})
+// othersWroteBefore: see listWorks.
+func (a *Activities) syncWorksIn(ctx context.Context, namespace string, ref Ref, role string, othersWroteBefore time.Time, desired map[string]*unstructured.Unstructured) (bool, error) {
+	works, err := a.listWorks(ctx, ref, othersWroteBefore, role)
 	if err != nil {
-		return false, fmt.Errorf("listing %s Works of %s in %s: %w", role, ref, namespace, err)
+		return false, err
 	}
-	return a.syncWorks(ctx, list.Items, desired, nil, nil)
+	return a.syncWorks(ctx, worksIn(works, namespace, role), desired, nil, nil)
 }
 
 // syncWorks makes a namespace hold exactly the desired Works, given the ones of the same role

@@ -2,17 +2,20 @@
 // MultiClusterService, so that activities read them without asking the API server. A read of
 // a MultiClusterService's Works shows the writes this process made to them at once: until
 // the watch shows a write, the object the API server returned for it stands in (a deletion
-// hides the Work). A read of one Work waits until the cache holds the version a change
-// announced. When the cache cannot answer (not synced yet, or the watch lags too long), the
-// caller is told to read the API server instead. It knows only this process's writes: a read
-// of a MultiClusterService's Works does not show those another worker made just before (the
-// "gap" of docs/temporal-in-production.md#the-gap, under running two workers).
+// hides the Work). A list of a MultiClusterService's Works read from the API server stands in
+// the same way (Listed): after a workflow moved to this process, its first reconcile lists
+// the Works, unless the cache started watching after the other worker's writes
+// (StartedAfter), so that those writes show here at once. A read of one Work waits until the
+// cache holds the version a change announced. When the cache cannot answer (not synced yet,
+// or the watch lags too long), the caller is told to read the API server instead.
 package workcache
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,16 +26,24 @@ import (
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 )
 
 // MaxWait is how long a read waits for this process's own writes to show in the cache.
 const MaxWait = 2 * time.Second
+
+// WriteDelay bounds how long after the moment a workflow gives for another worker's writes
+// (StartedAfter) those writes may still land: a workflow task's time is when the task
+// started, its local activities write after, and clocks differ between machines.
+const WriteDelay = time.Minute
 
 const byMCS = "mcs"
 
 // Cache holds the Works of its Scope.
 type Cache struct {
 	informer cache.SharedIndexInformer
+	// started is when Run began: the watch's first list came after it.
+	started atomic.Pointer[time.Time]
 
 	mu sync.Mutex
 	// awaiting are this process's writes not yet seen, by MultiClusterService key and Work key.
@@ -111,7 +122,21 @@ func New(client dynamic.Interface, scope Scope) *Cache {
 }
 
 // Run watches until ctx is done.
-func (c *Cache) Run(ctx context.Context) { c.informer.Run(ctx.Done()) }
+func (c *Cache) Run(ctx context.Context) {
+	now := time.Now()
+	c.started.Store(&now)
+	c.informer.Run(ctx.Done())
+}
+
+// StartedAfter tells whether the cache started watching more than WriteDelay after t, so that
+// its first list, and so what it holds, shows every write made until t.
+func (c *Cache) StartedAfter(t time.Time) bool {
+	if c == nil {
+		return false
+	}
+	started := c.started.Load()
+	return started != nil && started.After(t.Add(WriteDelay))
+}
 
 // Works returns the Works of the MultiClusterService namespace/name with every write this
 // process made to them; ok is false when the caller must read the API server. The objects
@@ -226,6 +251,50 @@ func (c *Cache) waitFor(ctx context.Context, ready func() bool) bool {
 	}
 }
 
+// Listed records a list of the Works of the MultiClusterService namespace/name with one of
+// roles (any role when none is given), read from the API server at resourceVersion
+// listVersion: until the watch catches up, each listed Work stands in for an older copy or
+// none, and a Work the cache holds from before the list and the list does not name is
+// hidden. A read then shows what other processes wrote before the list, without waiting
+// for the watch.
+func (c *Cache) Listed(namespace, name string, roles []string, listed []unstructured.Unstructured, listVersion string) {
+	if c == nil || !c.informer.HasSynced() {
+		return
+	}
+	names := make(map[string]bool, len(listed))
+	for i := range listed {
+		names[listed[i].GetNamespace()+"/"+listed[i].GetName()] = true
+		c.expect(&listed[i], false)
+	}
+	at, known := parseVersion(listVersion)
+	if !known {
+		return
+	}
+	objs, err := c.informer.GetIndexer().ByIndex(byMCS, namespace+"/"+name)
+	if err != nil {
+		return
+	}
+	for _, obj := range objs {
+		if u, ok := obj.(*unstructured.Unstructured); ok && goneBeforeList(u, names, roles, at) {
+			c.expect(u, true)
+		}
+	}
+}
+
+// goneBeforeList tells whether a cached Work was deleted before a list of the Works with one
+// of roles (any when none is given) at resourceVersion listVersion: the list would name it,
+// and does not, and the cache's copy is no newer than the list.
+func goneBeforeList(u *unstructured.Unstructured, listed map[string]bool, roles []string, listVersion uint64) bool {
+	if listed[u.GetNamespace()+"/"+u.GetName()] {
+		return false
+	}
+	if len(roles) > 0 && !slices.Contains(roles, u.GetLabels()[naming.LabelWorkRole]) {
+		return false
+	}
+	rv, known := versionOf(u)
+	return known && rv <= listVersion
+}
+
 // Wrote records that this process wrote work (as the API server returned it).
 func (c *Cache) Wrote(work *unstructured.Unstructured) { c.expect(work, false) }
 
@@ -249,6 +318,10 @@ func (c *Cache) expect(work *unstructured.Unstructured, deleted bool) {
 		want.written.SetManagedFields(nil)
 	}
 	workKey := work.GetNamespace() + "/" + work.GetName()
+	// The watch may have shown it deleted since: nothing is left to wait for.
+	if gone, ok := c.gone[workKey]; ok && !deleted && gone.rv >= rv {
+		return
+	}
 	// The watch may have delivered it already; handlers run after the store is updated, and
 	// take the same lock, so either this check sees it or the handler clears the entry.
 	current, exists, _ := c.informer.GetIndexer().GetByKey(workKey)
@@ -332,8 +405,12 @@ func (e expectation) metBy(u *unstructured.Unstructured, deleted bool) bool {
 
 // versionOf is the object's resourceVersion as a number; false when it is not one.
 func versionOf(u *unstructured.Unstructured) (uint64, bool) {
-	rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
-	return rv, err == nil
+	return parseVersion(u.GetResourceVersion())
+}
+
+func parseVersion(rv string) (uint64, bool) {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	return n, err == nil
 }
 
 func mcsKey(l map[string]string) string {

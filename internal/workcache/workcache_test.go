@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 )
 
 func work(namespace, name, rv string) *unstructured.Unstructured {
@@ -44,4 +46,19 @@ func TestLaggingWatchSendsReadsToTheAPIServer(t *testing.T) {
 	now := time.Now()
 	assert.False(t, lagging(map[string]expectation{"a/w": {at: now.Add(-time.Second)}}, now))
 	assert.True(t, lagging(map[string]expectation{"a/w": {at: now.Add(-time.Second)}, "a/x": {at: now.Add(-MaxWait - time.Millisecond)}}, now))
+}
+
+func TestAListHidesTheWorksDeletedBeforeIt(t *testing.T) {
+	listed := map[string]bool{"a/listed": true}
+	withRole := func(u *unstructured.Unstructured, role string) *unstructured.Unstructured {
+		u.SetLabels(map[string]string{naming.LabelWorkRole: role})
+		return u
+	}
+	roles := []string{naming.RoleDispatched}
+	assert.True(t, goneBeforeList(withRole(work("a", "deleted", "5"), naming.RoleDispatched), listed, roles, 10), "not listed, older than the list")
+	assert.False(t, goneBeforeList(withRole(work("a", "listed", "5"), naming.RoleDispatched), listed, roles, 10), "listed")
+	assert.False(t, goneBeforeList(withRole(work("a", "created", "11"), naming.RoleDispatched), listed, roles, 10), "written after the list")
+	assert.False(t, goneBeforeList(withRole(work("a", "service", "5"), naming.RoleService), listed, roles, 10), "a role the list did not ask for")
+	assert.True(t, goneBeforeList(withRole(work("a", "service", "5"), naming.RoleService), listed, nil, 10), "a list of every role")
+	assert.False(t, goneBeforeList(withRole(work("a", "opaque", "x"), naming.RoleDispatched), listed, roles, 10), "a version that is not a number")
 }

@@ -199,25 +199,7 @@ func TestMCSDeleted(t *testing.T) {
 	})
 
 	require.NoError(t, testEnv.ControlPlane.Dynamic().Resource(kube.MultiClusterServices).Namespace(ns).Delete(context.Background(), app, metav1.DeleteOptions{}))
-	eventually(t, 60*time.Second, func() error {
-		if _, err := getMCS(ns, app); err == nil {
-			return fmt.Errorf("MultiClusterService still exists")
-		}
-		works, err := worksOf(ns, app)
-		if err == nil && len(works) > 0 {
-			err = fmt.Errorf("works remain: %v", works)
-		}
-		return err
-	})
-	for _, c := range testEnv.Members {
-		eventually(t, 30*time.Second, func() error {
-			got, err := dispatched(c, ns, app)
-			if err == nil && len(got) > 0 {
-				err = fmt.Errorf("%s still holds %d dispatched slices", c.Name, len(got))
-			}
-			return err
-		})
-	}
+	waitMCSRemoved(t, ns, app, 60*time.Second)
 	// The provider's own Deployment, Service and slices are not ours: they stay.
 	n, err := ownEndpoints(testEnv.Member(m1), ns, app)
 	require.NoError(t, err)
@@ -383,4 +365,29 @@ func TestMCSMetrics(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// waitMCSRemoved waits until the MultiClusterService ns/name is gone with its Works (within
+// timeout) and no member holds a slice dispatched for it.
+func waitMCSRemoved(t *testing.T, ns, name string, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		if _, err := getMCS(ns, name); err == nil {
+			return fmt.Errorf("MultiClusterService still exists")
+		}
+		works, err := worksOf(ns, name)
+		if err == nil && len(works) > 0 {
+			err = fmt.Errorf("works remain: %v", works)
+		}
+		return err
+	})
+	for _, c := range testEnv.Members {
+		eventually(t, 30*time.Second, func() error {
+			got, err := dispatched(c, ns, name)
+			if err == nil && len(got) > 0 {
+				err = fmt.Errorf("%s still holds %d dispatched slices", c.Name, len(got))
+			}
+			return err
+		})
+	}
 }

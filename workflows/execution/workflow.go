@@ -1,6 +1,7 @@
 // Package execution holds the decisions of Work execution for one member cluster: an entity
 // workflow per cluster gathers the Works that changed and has them applied in batches, retries
-// what failed with backoff, and re-applies everything periodically to heal drift.
+// what failed with backoff, re-applies everything periodically to heal drift, and ends when the
+// Cluster is deleted. The applying itself is activities/execution's.
 package execution
 
 import (
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/execution"
+	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
@@ -47,6 +49,10 @@ const changeApplyAsActivity = "apply-works-as-activity"
 // changePassVersions versions passing the versions of changed Works on to ApplyWorks, which
 // then reads them from the worker's cache.
 const changePassVersions = "pass-work-versions"
+
+// changeJitteredResync: the safety resync is spread by workflow ID (jitter.Spread), so that
+// the workflows of many clusters started together do not resync together.
+const changeJitteredResync = "jittered-resync"
 
 // changeKeepFailed versions keeping failed Works for their retry when a batch of other
 // Works runs first (before, that batch's result replaced the failures).
@@ -131,6 +137,10 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	keepFailed := workflow.GetVersion(ctx, changeKeepFailed, workflow.DefaultVersion, 1) == 1
 	endWhenGone := workflow.GetVersion(ctx, changeEndWhenClusterGone, workflow.DefaultVersion, 1) == 1
 	boundCarried := workflow.GetVersion(ctx, changeBoundCarriedWorks, workflow.DefaultVersion, 1) == 1
+	safetyResync := SafetyResync
+	if workflow.GetVersion(ctx, changeJitteredResync, workflow.DefaultVersion, 1) == 1 {
+		safetyResync = jitter.Spread(workflow.GetInfo(ctx).WorkflowExecution.ID, SafetyResync)
+	}
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 
@@ -166,14 +176,14 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		}
 		drain()
 		if !full && len(pending.list) == 0 {
-			wakeAt := lastFull.Add(SafetyResync)
+			wakeAt := lastFull.Add(safetyResync)
 			if !retryAt.IsZero() && (lastFull.IsZero() || retryAt.Before(wakeAt)) {
 				wakeAt = retryAt
 			}
 			sel := workflow.NewSelector(ctx)
 			timerCtx, cancel := workflow.WithCancel(ctx)
 			sel.AddFuture(workflow.NewTimer(timerCtx, max(wakeAt.Sub(workflow.Now(ctx)), time.Millisecond)), func(workflow.Future) {
-				if slices.Contains(state.Failed, "*") || lastFull.IsZero() || !workflow.Now(ctx).Before(lastFull.Add(SafetyResync)) {
+				if slices.Contains(state.Failed, "*") || lastFull.IsZero() || !workflow.Now(ctx).Before(lastFull.Add(safetyResync)) {
 					full = true
 				} else {
 					pending.extend(retryNames(state.Failed))

@@ -38,7 +38,7 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 			continue
 		}
 		collect := summary.Local(ctx, "collect EndpointSlices of %s from %s", r.ref, p)
-		futures = append(futures, workflow.ExecuteLocalActivity(collect, activities.CollectEndpointSlices, act.CollectInput{MCS: r.ref, Provider: p}))
+		futures = append(futures, workflow.ExecuteLocalActivity(collect, activities.CollectEndpointSlices, act.CollectInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore}))
 	}
 	var changed []string
 	for i, p := range targets {
@@ -78,7 +78,7 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 	unready := notReady(obs.Clusters)
 	var calls []call
 	for _, c := range plan.Consumers {
-		in := act.DispatchInput{MCS: r.ref, Consumer: c, Ports: obs.Ports, Exclusive: full, DetectedAt: pending.DetectedAt}
+		in := act.DispatchInput{MCS: r.ref, Consumer: c, Ports: obs.Ports, Exclusive: full, DetectedAt: pending.DetectedAt, OthersWroteBefore: r.othersWroteBefore}
 		if slices.Contains(unready, c) {
 			in.Unready = []string{c}
 		}

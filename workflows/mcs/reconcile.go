@@ -24,6 +24,14 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	r.pending = Pending{}
 	r.state.Reconciles++
 	now := workflow.Now(ctx)
+	// A reconcile replayed from history ran elsewhere, or before this process last loaded the
+	// workflow: only one that runs here makes the Works known to this process.
+	r.othersWroteBefore = time.Time{}
+	if r.worksUnread {
+		r.othersWroteBefore = earlierWritesEnd(r.lastReconcileEnd, workflow.GetInfo(ctx))
+	}
+	runsHere := !workflow.IsReplaying(ctx)
+	defer func() { r.lastReconcileEnd = workflow.Now(ctx) }()
 
 	if pending.Full || r.obs == nil {
 		var obs act.Observation
@@ -78,7 +86,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 
 	if pending.Full {
 		in := act.PropagateServiceInput{MCS: r.ref, Clusters: plan.ServiceClusters(), Ports: obs.Ports, DetectedAt: pending.DetectedAt,
-			Unready: notReady(obs.Clusters)}
+			Unready: notReady(obs.Clusters), OthersWroteBefore: r.othersWroteBefore}
 		propagate := summary.Local(ctx, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
 		if err := workflow.ExecuteLocalActivity(propagate, activities.PropagateService, in).Get(ctx, nil); err != nil {
 			out.ServiceErr, failed = errorMessage(err), true
@@ -123,8 +131,25 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		r.scheduleRetry(now)
 	} else {
 		r.failures, r.retryAt = 0, time.Time{}
+		if runsHere && !workflow.IsReplaying(ctx) {
+			r.worksUnread = false
+		}
 	}
 	return false
+}
+
+// earlierWritesEnd is until when earlier reconciles of the workflow may have written its
+// Works: the end of the last reconcile of this run, else, for a run that continued another,
+// its start; zero for the first run's first reconcile, which nothing preceded.
+func earlierWritesEnd(lastReconcileEnd time.Time, info *workflow.Info) time.Time {
+	switch {
+	case !lastReconcileEnd.IsZero():
+		return lastReconcileEnd
+	case info.ContinuedExecutionRunID != "":
+		return info.WorkflowStartTime
+	default:
+		return time.Time{}
+	}
 }
 
 // notReady names the clusters that are not Ready.

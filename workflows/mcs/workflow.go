@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
+	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 )
 
@@ -32,8 +33,13 @@ type ResyncRequest struct {
 // changeContinueAsNewOnRequest versions continuing as new when a resync asks for it.
 const changeContinueAsNewOnRequest = "continue-as-new-on-request"
 
-// SafetyResync is how often a full reconcile runs without any event, to catch drift.
+// SafetyResync is how often a full reconcile runs without any event, to catch drift; each
+// workflow stretches or shrinks it by up to a fifth, by an amount fixed for its ID
+// (jitter.Spread), so that workflows started together do not resync together.
 const SafetyResync = 10 * time.Minute
+
+// changeJitteredResync: the safety resync is spread by workflow ID.
+const changeJitteredResync = "jittered-resync"
 
 // WorkflowID is the readable ID of the workflow of one MultiClusterService.
 func WorkflowID(namespace, name string) string { return "mcs/" + namespace + "/" + name }
@@ -96,6 +102,7 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 		collectErrs: map[string]string{},
 		dispatchErr: map[string]string{},
 		state:       State{Phase: PhaseReconciling, Slices: map[string][]act.SliceRef{}},
+		worksUnread: true,
 	}
 	r.pending.Full = true // a new run trusts nothing it did not read itself
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return r.state, nil }); err != nil {
@@ -103,6 +110,10 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 	}
 	if err := searchattr.Identify(ctx, "MultiClusterService", in.Namespace, in.Name); err != nil {
 		return err
+	}
+	r.safetyResync = SafetyResync
+	if workflow.GetVersion(ctx, changeJitteredResync, workflow.DefaultVersion, 1) == 1 {
+		r.safetyResync = jitter.Spread(workflow.GetInfo(ctx).WorkflowExecution.ID, SafetyResync)
 	}
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
@@ -146,9 +157,21 @@ var localActivityOptions = workflow.LocalActivityOptions{
 }
 
 type reconciler struct {
-	ref        act.Ref
-	pending    Pending
-	lastStatus string
+	ref act.Ref
+	// worksUnread: no reconcile has run in this process since it loaded the workflow (started
+	// it, or replayed it after another worker ran it, or after it left the cache). The first
+	// that does tells its activities until when another worker may have written the Works
+	// (othersWroteBefore, act.PropagateServiceInput.OthersWroteBefore): the end of the last
+	// reconcile, or the start of a run that continued another. These change activity inputs
+	// only, never a command, so a history replays the same whatever they were when written.
+	worksUnread       bool
+	othersWroteBefore time.Time
+	// lastReconcileEnd is the workflow time at the end of the last reconcile.
+	lastReconcileEnd time.Time
+	// safetyResync is this workflow's SafetyResync.
+	safetyResync time.Duration
+	pending      Pending
+	lastStatus   string
 	// askedToContinueAsNew: a resync asked the run to continue as new.
 	askedToContinueAsNew bool
 	obs                  *act.Observation
@@ -229,7 +252,7 @@ func (r *reconciler) wait(ctx workflow.Context, changes, resyncs workflow.Receiv
 // wakeUpAt is when the next timed full reconcile is due: the safety resync, a provider's
 // grace running out, or a retry, whichever comes first.
 func (r *reconciler) wakeUpAt() time.Time {
-	wakeAt := r.lastFull.Add(SafetyResync)
+	wakeAt := r.lastFull.Add(r.safetyResync)
 	if !r.plan.NextWithdrawal.IsZero() && r.plan.NextWithdrawal.Before(wakeAt) {
 		wakeAt = r.plan.NextWithdrawal
 	}

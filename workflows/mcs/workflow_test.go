@@ -2,6 +2,7 @@ package mcs
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,11 +10,13 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/wftest"
 )
@@ -39,13 +42,15 @@ type recorder struct {
 	// dispatchErrs are the consumers' failures they report.
 	merged       int
 	dispatchErrs map[string]string
+	// othersWrote are the OthersWroteBefore of each call that reads Works, in order, by activity.
+	othersWrote map[string][]time.Time
 }
 
 func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEnvironment, *recorder) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
-	rec := &recorder{}
+	rec := &recorder{othersWrote: map[string][]time.Time{}}
 	env.OnActivity(activities.ObserveMCS, mock.Anything, ref).Return(func(_ context.Context, _ act.Ref) (act.Observation, error) { return obs(), nil })
 	env.OnActivity(activities.AddFinalizer, mock.Anything, ref).Return(nil)
 	env.OnActivity(activities.RemoveFinalizer, mock.Anything, ref).Return(nil)
@@ -53,17 +58,23 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 		rec.deletes = append(rec.deletes, in)
 		return nil
 	})
-	env.OnActivity(activities.PropagateService, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(activities.PropagateService, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.PropagateServiceInput) error {
+		rec.othersWrote["PropagateService"] = append(rec.othersWrote["PropagateService"], in.OthersWroteBefore)
+		return nil
+	})
 	env.OnActivity(activities.CollectEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectInput) (act.CollectResult, error) {
 		rec.collect = append(rec.collect, in)
+		rec.othersWrote["CollectEndpointSlices"] = append(rec.othersWrote["CollectEndpointSlices"], in.OthersWroteBefore)
 		return act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 1}}, Changed: true}, nil
 	})
 	env.OnActivity(activities.DispatchEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DispatchInput) (act.DispatchResult, error) {
 		rec.dispatch = append(rec.dispatch, in)
+		rec.othersWrote["DispatchEndpointSlices"] = append(rec.othersWrote["DispatchEndpointSlices"], in.OthersWroteBefore)
 		return act.DispatchResult{Works: 1, Changed: true}, nil
 	})
 	env.OnActivity(activities.CollectAndDispatch, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectAndDispatchInput) (act.CollectAndDispatchResult, error) {
 		rec.merged++
+		rec.othersWrote["CollectAndDispatch"] = append(rec.othersWrote["CollectAndDispatch"], in.OthersWroteBefore)
 		rec.collect = append(rec.collect, act.CollectInput{MCS: in.MCS, Provider: in.Provider})
 		res := act.CollectAndDispatchResult{Collect: act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 2}}, Changed: true}}
 		for _, d := range in.Dispatch {
@@ -115,6 +126,50 @@ func TestFullReconcileDispatchesAndReportsReady(t *testing.T) {
 		}
 		assert.Len(t, rec.status[len(rec.status)-1].Conditions, 4)
 	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
+}
+
+// TestContinuedRunReadsTheWorksFresh: the first reconcile of a run that continued another
+// tells its activities that other workers may have written the Works until the run started,
+// so that they are listed from the API server unless the cache started well after; once it
+// succeeded, the following ones read the cache. The first run's reconciles tell nothing:
+// nothing preceded them.
+func TestContinuedRunReadsTheWorksFresh(t *testing.T) {
+	started := time.Date(2026, 11, 26, 5, 0, 0, 0, time.Local)
+	for _, continued := range []bool{false, true} {
+		t.Run(fmt.Sprintf("continued=%v", continued), func(t *testing.T) {
+			env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+			env.SetStartTime(started)
+			if continued {
+				env.SetContinuedExecutionRunID("the-previous-run")
+			}
+			env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", execution.SignalResync, nil).Return(nil)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
+			}, time.Second)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalResync, nil)
+			}, 2*time.Second)
+			first := time.Time{}
+			if continued {
+				first = started
+			}
+			wftest.CheckAt(t, env, 3*time.Second, func() {
+				assert.Equal(t, map[string][]time.Time{
+					"PropagateService":       {first, {}}, // the first full reconcile, then the resync
+					"CollectEndpointSlices":  {first, {}},
+					"DispatchEndpointSlices": {first, {}},
+					"CollectAndDispatch":     {{}}, // the slice change
+				}, rec.othersWrote)
+			}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
+		})
+	}
+}
+
+func TestEarlierWritesEnd(t *testing.T) {
+	start, last := time.Unix(1000, 0), time.Unix(2000, 0)
+	assert.True(t, earlierWritesEnd(time.Time{}, &workflow.Info{WorkflowStartTime: start}).IsZero(), "the first run's first reconcile")
+	assert.Equal(t, start, earlierWritesEnd(time.Time{}, &workflow.Info{WorkflowStartTime: start, ContinuedExecutionRunID: "r"}), "a continued run's first reconcile")
+	assert.Equal(t, last, earlierWritesEnd(last, &workflow.Info{WorkflowStartTime: start}), "after a reconcile ran (elsewhere, when replayed)")
 }
 
 func TestSliceChangeCollectsOnlyThatProvider(t *testing.T) {
@@ -314,4 +369,26 @@ func TestResyncAskingToContinueAsNew(t *testing.T) {
 	assert.Len(t, rec.collect, 3, "the resync's reconcile ran first")
 	assert.Equal(t, Input{Namespace: "default", Name: "foo", LastStatus: next.LastStatus}, next)
 	assert.NotEmpty(t, next.LastStatus)
+}
+
+// TestSafetyResyncIsSpreadByWorkflowID: without any event, the next full reconcile comes after
+// the workflow's own spread of SafetyResync, fixed by its ID, not after SafetyResync itself.
+func TestSafetyResyncIsSpreadByWorkflowID(t *testing.T) {
+	for _, id := range []string{"mcs/default/foo", "mcs/shop/web"} { // spread above and below SafetyResync
+		t.Run(id, func(t *testing.T) {
+			resync := jitter.Spread(id, SafetyResync)
+			require.NotEqual(t, SafetyResync, resync)
+			for _, tc := range []struct {
+				at    time.Duration
+				fulls int
+			}{{resync - time.Second, 1}, {resync + time.Second, 2}} {
+				observed := 0
+				env, _ := newEnv(t, func() act.Observation { observed++; return observation(ready("member1"), ready("member2")) })
+				env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: id})
+				wftest.CheckAt(t, env, tc.at, func() {
+					assert.Equal(t, tc.fulls, observed, "full reconciles at %s (spread %s)", tc.at, resync)
+				}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
+			}
+		})
+	}
 }
