@@ -86,8 +86,12 @@ e2e: tools ## End-to-end tests against the real local environment.
 
 # The part of the end-to-end suite that runs again on the Temporal server (PostgreSQL, several
 # history shards, mTLS): propagation, dispatch, scaling, deletion, two workers with crashes,
-# unhealthy-provider cleanup, and the provisioning happy path.
-SERVER_E2E_RUN := ^(TestWorkerWithoutClientCertificateNamesTLS|TestMCSProviderToConsumer|TestMCSScaleProvider|TestMCSDeleted|TestMCSTwoWorkersOneKeepsCrashing|TestMCSUnhealthyProviderGrace)$$
+# unhealthy-provider cleanup, and the provisioning happy path. The disruptive cases, which run
+# last, are subtests of TestDisruptiveCasesLast (test/e2e/disruptive_test.go): selected here, in
+# BESIDE_E2E_RUN and in replay-record as TestDisruptiveCasesLast/<case>. The part after the
+# slash filters the subtests of every test the part before it selects: the other tests these
+# patterns name have no subtests, and must keep it so (or get a pattern of their own).
+SERVER_E2E_RUN := ^(TestWorkerWithoutClientCertificateNamesTLS|TestMCSProviderToConsumer|TestMCSScaleProvider|TestMCSDeleted|TestMCSTwoWorkersOneKeepsCrashing)$$|^TestDisruptiveCasesLast$$/^TestMCSUnhealthyProviderGrace$$
 
 .PHONY: e2e-temporal-server
 e2e-temporal-server: tools ## End-to-end subset against the Temporal server on PostgreSQL with mTLS.
@@ -97,7 +101,7 @@ e2e-temporal-server: tools ## End-to-end subset against the Temporal server on P
 # The MultiClusterService cases again, beside Karmada's own components (karmada-controller-manager,
 # -scheduler, -webhook and -aggregated-apiserver, built from KARMADA_SRC), with karmadaflow in the
 # chart's besideKarmada mode: Karmada's execution controller applies the Works.
-BESIDE_E2E_RUN := ^(TestMCS.*|TestClusterNameLongerThan48IsRefused)$$
+BESIDE_E2E_RUN := ^(TestMCS.*|TestClusterNameLongerThan48IsRefused)$$|^TestDisruptiveCasesLast$$/^TestMCS.*$$
 
 .PHONY: e2e-beside-karmada
 e2e-beside-karmada: tools ## End-to-end MultiClusterService cases beside Karmada's own components.
@@ -143,7 +147,7 @@ bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.
 .PHONY: replay-record
 replay-record: tools ## Record a new set of replay histories from the real end-to-end flow (older sets stay).
 	KARMADAFLOW_RECORD_HISTORIES=1 KARMADAFLOW_RECORD_SET=$(RECORD_SET) go test -count=1 -timeout 20m \
-	  -run 'TestMCSDeleted|TestMCSScaleProvider|TestMCSProvidersAndConsumersSwap|TestMCSUnhealthyProviderGrace|TestMCSInvalidSpec|TestMCSLoadBalancerOnlyIsUnsupported|TestMCSCreatedBeforeService|TestMCSContinuesAsNewOnRequest' ./test/e2e/
+	  -run 'TestMCSDeleted|TestMCSScaleProvider|TestMCSProvidersAndConsumersSwap|TestMCSInvalidSpec|TestMCSLoadBalancerOnlyIsUnsupported|TestMCSCreatedBeforeService|TestMCSContinuesAsNewOnRequest|TestDisruptiveCasesLast/TestMCSUnhealthyProviderGrace' ./test/e2e/
 	KARMADAFLOW_RECORD_HISTORIES=1 KARMADAFLOW_RECORD_SET=$(RECORD_SET) go test -count=1 -timeout 10m -run 'TestNodePortInstall' ./test/provisioninge2e/
 
 .PHONY: run

@@ -1,3 +1,7 @@
+// Package api_test checks the API packages under api/ (one per group, cluster, networking,
+// operator, search and work) together: the generated CRDs of deploy/crds against their types,
+// and the example objects of testdata/ decoded strictly into the types and encoded again
+// without losing a field. It holds no type of its own.
 package api_test
 
 import (

@@ -1,8 +1,10 @@
 // Command worker is karmadaflow's Temporal worker: it runs the workflows and activities that
-// register adds, and serves /metrics, /healthz and /readyz. It is ready once Temporal answers
-// and the worker polls its task queue. SIGINT or SIGTERM stops polling, lets running
-// activities finish (up to --shutdown-timeout) and exits. `worker bootstrap` (same flags)
-// registers the namespace and the search attributes the worker needs, and exits.
+// register adds, and serves /metrics, /healthz and /readyz. With --enable-proxy it also serves
+// the global resource proxy (package proxy; as the search API behind karmada-apiserver's
+// aggregator with --serve-search-api). It is ready once Temporal answers and the worker polls
+// its task queue. SIGINT or SIGTERM stops polling, lets running activities finish (up to
+// --shutdown-timeout) and exits. `worker bootstrap` (same flags) registers the namespace and the
+// search attributes the worker needs, and exits.
 package main
 
 import (

@@ -1,3 +1,11 @@
+// Package provisioning does the I/O of installing a Karmada control plane described by a
+// Karmada object (operator.karmada.io/v1alpha1) into its host cluster (the cluster karmadaflow
+// runs against, or the remote one spec.hostCluster names): validation, the certificates and
+// kubeconfigs (written straight into Secrets, never returned), the etcd, API server and
+// component workloads, the objects inside the new control plane, the status and the removal.
+// Every step is idempotent: deterministic names, server-side apply with one field manager, CAs
+// and keys generated once, leaf certificates issued again only when due for renewal. Which
+// steps run, in what order, is workflows/provisioning's.
 package provisioning
 
 import (

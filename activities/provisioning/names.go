@@ -1,9 +1,3 @@
-// Package provisioning does the I/O of installing a Karmada control plane described by a
-// Karmada object (operator.karmada.io/v1alpha1) into the host cluster: validation, the
-// certificates and kubeconfigs (written straight into Secrets, never returned), the etcd, API
-// server and component workloads, the objects inside the new control plane, the status and
-// the removal. Every step is idempotent: deterministic names, server-side apply with one
-// field manager, and Secrets generated once.
 package provisioning
 
 import (

@@ -1,7 +1,7 @@
 // Package observability owns what the worker and the starter expose about themselves: the zap
-// logger (also behind the Temporal SDK's logger), the Prometheus registry that holds the
-// process, project, work-queue and Temporal SDK metrics, and the HTTP server of /metrics,
-// /healthz and /readyz.
+// logger (also behind the Temporal SDK's and klog's logs), the Prometheus registry that holds
+// the process, client-go, work-queue, Temporal SDK and project metrics, and the HTTP server of
+// /metrics, /healthz and /readyz with its readiness checks.
 package observability
 
 import (

@@ -1,5 +1,7 @@
 // Package docs keeps karmadaflow's documentation (README.md at the root of the repository and
 // the pages of docs/) true to the repository, without any environment (it runs in `make unit`).
+// It also holds the layout docs/layout.md describes (no package of internal/ imports
+// workflows/ or activities/) and the rule that every package has one doc comment.
 //
 // The convention for commands: every line of a ```sh, ```bash or ```shell block is a command
 // (a trailing backslash continues it on the next line, and an unquoted # starts a comment); in

@@ -51,15 +51,7 @@ func TestUpwardImportsAreFound(t *testing.T) {
 		"d/d.go":           "package d\n\nimport \"example.com/m/workflows\"\n",
 		"e/not-go.go.orig": "package e\n\nimport \"example.com/m/workflows/mcs\"\n",
 	}
-	for name, text := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files)
 	upward, err := upwardImports(dir, module)
 	if err != nil {
 		t.Fatal(err)
@@ -132,4 +124,18 @@ func modulePath(t *testing.T) string {
 		t.Fatal("go.mod declares no module")
 	}
 	return string(m[1])
+}
+
+// writeTree writes files (slash-separated paths relative to dir, and their text) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

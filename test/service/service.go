@@ -1,5 +1,8 @@
 // Package service runs karmadaflow's worker and starter, built from this checkout, against a
-// local environment, for the end-to-end tests, the demo and the benchmarks.
+// local environment (test/env) for the end-to-end tests and the benchmarks: one or more
+// workers and the starter, under the identities the chart's RBAC gives them, which a test may
+// kill, restart and start again. `make run` does not use it: hack/run.sh starts the binaries
+// itself.
 package service
 
 import (

@@ -1,5 +1,7 @@
 // Package clusterhealth holds the decisions of a member cluster's health: one entity workflow
-// per Cluster probes it on an interval and ends when the Cluster is gone.
+// per Cluster probes it on an interval, keeps a Ready Cluster Ready until its probes have failed
+// for the failure threshold, and ends when the Cluster is gone. The probe and the Ready
+// condition it writes are activities/health's.
 package clusterhealth
 
 import (

@@ -1,6 +1,7 @@
-// Package summary makes a workflow readable in the Temporal UI: each step's activity options
-// carry a one-line summary of what the step does (the SDK's user metadata, shown beside the
-// step in the event history), and the workflow's current details are a short markdown status.
+// Package summary makes a workflow readable in the Temporal UI: it puts a one-line summary of
+// what a step does on its activity options (the SDK's user metadata, shown beside the step in
+// the event history), and formats the names, counts, times and errors of the short markdown
+// status each workflow writes as its current details (the workflow composes and sets that).
 // Both are metadata only: they never change a workflow's command sequence, so adding or
 // rewording them needs no workflow.GetVersion.
 package summary

@@ -1,4 +1,6 @@
-// Package wftest holds what the workflow packages' unit tests share.
+// Package wftest holds the helpers the workflow packages' unit tests share on the Temporal SDK's
+// test environment: checking a workflow at a given workflow time, querying it, and decoding the
+// input it continued as new with. It is imported by tests only.
 package wftest
 
 import (

@@ -1,6 +1,5 @@
-// This file's name sorts after zz_fault_test.go: the test ends by stopping member2's API
-// server, and it leaves member1 alone (zz_fault_test.go's tests stop its API server and its
-// controller manager reconnects with backoff).
+// Every workflow lost while the worker and the starter keep running. The case runs among the
+// disruptive cases, the last of them (disruptive_test.go).
 
 package e2e
 
@@ -19,12 +18,12 @@ import (
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 )
 
-// TestTemporalStateLoss loses every workflow twice while the worker and the starter keep
+// testTemporalStateLoss loses every workflow twice while the worker and the starter keep
 // running: the in-memory Temporal dev server restarts (a slice change made while it is down),
 // then an operator terminates every running workflow (a slice change right after). Each time
 // every MultiClusterService converges again within the ensure period plus a few seconds, and
 // afterwards cluster health still withdraws a stopped provider after the grace.
-func TestTemporalStateLoss(t *testing.T) {
+func testTemporalStateLoss(t *testing.T) {
 	restartStarter(t, "--ensure-period="+testEnsurePeriod.String())
 	ns := testNamespace(t)
 	m1, m2, m3 := members(t)

@@ -1,7 +1,5 @@
-// Tests that delete a member's Cluster object. The name sorts among the last on purpose, but
-// before zz_fault_test.go, whose tests stop member API servers (their other components then
-// reconnect with backoff for up to a minute): each test registers the Cluster again when it
-// ends.
+// A member's Cluster object deleted: its workflows end and its Works are released. The case
+// runs among the disruptive cases, last and in a declared order (disruptive_test.go).
 
 package e2e
 
@@ -103,12 +101,12 @@ func lastRun(c client.Client, workflowID string) (string, bool, error) {
 	return info.GetExecution().GetRunId(), info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
-// TestClusterDeletedEndsItsWorkflowsAndReleasesItsWorks: deleting a member's Cluster ends its
+// testClusterDeletedEndsItsWorkflowsAndReleasesItsWorks: deleting a member's Cluster ends its
 // health and execution workflows, removes the Works left in its karmada-es-<name> namespace
 // (which carry the execution finalizer) and the namespace, and withdraws its slices from every
 // consumer. Neither a later Work change in that namespace nor the ensure loop starts a workflow
 // for it again; registered again, it gets both back.
-func TestClusterDeletedEndsItsWorkflowsAndReleasesItsWorks(t *testing.T) {
+func testClusterDeletedEndsItsWorkflowsAndReleasesItsWorks(t *testing.T) {
 	standaloneOnly(t)
 	restartStarter(t, "--ensure-period="+testEnsurePeriod.String())
 	c := dialTemporal(t)

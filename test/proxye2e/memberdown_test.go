@@ -1,4 +1,5 @@
-// This file's name sorts last: it freezes a member's API server.
+// A member's API server frozen. The case runs among the disruptive cases, the last of them
+// (disruptive_test.go).
 
 package proxye2e
 
@@ -11,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMemberDownWhileReady: a member that hangs but is still marked Ready does not fail a
-// list or a watch: the others answer, with a warning naming the missing cluster, within the
-// request timeout (5 s here).
-func TestMemberDownWhileReady(t *testing.T) {
+// testMemberDownWhileReady: a member that hangs but is still marked Ready does not fail a list
+// or a watch: the others answer, with a warning naming the missing cluster, within the request
+// timeout (5 s here).
+func testMemberDownWhileReady(t *testing.T) {
 	require.NoError(t, testEnv.FreezeMemberAPIServer("member2"))
 	t.Cleanup(func() { require.NoError(t, testEnv.ThawMemberAPIServer("member2")) })
 

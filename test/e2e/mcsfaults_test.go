@@ -1,6 +1,6 @@
-// This file's name sorts last on purpose: Go runs a package's tests in file order, and these
-// tests stop member API servers, after which that member's controller manager, scheduler and
-// KWOK reconnect with backoff for up to a minute. Every other test runs before them.
+// MultiClusterService under faults: workers killed, a member's API server stopped, a Cluster
+// deleted and registered again. These cases run among the disruptive cases, last and in a
+// declared order (disruptive_test.go).
 
 package e2e
 
@@ -23,7 +23,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 )
 
-func TestMCSWorkerKilledMidReconcile(t *testing.T) {
+func testMCSWorkerKilledMidReconcile(t *testing.T) {
 	ns := testNamespace(t)
 	m1, m2, _ := members(t)
 	deployApp(t, testEnv.Member(m1), ns, app, 2)
@@ -53,7 +53,7 @@ func TestMCSWorkerKilledMidReconcile(t *testing.T) {
 	require.Len(t, got, 1)
 }
 
-func TestMCSUnhealthyProviderGrace(t *testing.T) {
+func testMCSUnhealthyProviderGrace(t *testing.T) {
 	ns := testNamespace(t)
 	m1, m2, _ := members(t)
 	exposeFromMember1(t, ns, 2)
@@ -136,9 +136,9 @@ func clusterReadyIs(cluster, status string) error {
 	return nil
 }
 
-// TestMCSClusterLeavesAndJoins: a Cluster removed from the control plane stops providing
+// testMCSClusterLeavesAndJoins: a Cluster removed from the control plane stops providing
 // (its slices leave every consumer); registered again, its EndpointSlices are watched anew.
-func TestMCSClusterLeavesAndJoins(t *testing.T) {
+func testMCSClusterLeavesAndJoins(t *testing.T) {
 	ns := testNamespace(t)
 	m1, _, m3 := members(t)
 	exposeEverywhereFrom(t, ns, m1, m3)

@@ -1,5 +1,5 @@
-// The name sorts after the other tests, which expect both members reachable directly, and
-// before zz_member_down_test.go.
+// member2 behind a forward proxy. The case runs among the disruptive cases, before the member
+// frozen (disruptive_test.go).
 
 package proxye2e
 
@@ -21,12 +21,12 @@ import (
 	"github.com/karmadaflow/karmadaflow/test/forwardproxy"
 )
 
-// TestMemberBehindForwardProxy: with member2 behind a forward proxy (spec.proxyURL, and for
-// an HTTP proxy the header it requires in spec.proxyHeader), under a name only the proxy
-// resolves, the global proxy lists member2's pods through it, and exec (WebSocket and SPDY),
-// attach and port-forward reach web-2 through it; with the forward proxy stopped, member2 is
-// reported unreachable.
-func TestMemberBehindForwardProxy(t *testing.T) {
+// testMemberBehindForwardProxy: with member2 behind a forward proxy (spec.proxyURL, and for an
+// HTTP proxy the header it requires in spec.proxyHeader), under a name only the proxy resolves,
+// the global proxy lists member2's pods through it, and exec (WebSocket and SPDY), attach and
+// port-forward reach web-2 through it; with the forward proxy stopped, member2 is reported
+// unreachable. Each change of member2's Cluster restarts the workers and the starter.
+func testMemberBehindForwardProxy(t *testing.T) {
 	ctx := context.Background()
 	member := testEnv.Member("member2")
 	clusters := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters)
@@ -41,11 +41,13 @@ func TestMemberBehindForwardProxy(t *testing.T) {
 		expectBothMembersListed(t)
 	})
 	for _, scheme := range []string{"http", "https", "socks5"} {
-		t.Run(scheme, func(t *testing.T) { testMemberBehindForwardProxy(t, scheme, patch) })
+		t.Run(scheme, func(t *testing.T) { testMemberBehindForwardProxyOf(t, scheme, patch) })
 	}
 }
 
-func testMemberBehindForwardProxy(t *testing.T, scheme string, patch func(spec string)) {
+// testMemberBehindForwardProxyOf runs testMemberBehindForwardProxy with a forward proxy of one
+// scheme (http, https or socks5); patch sets member2's Cluster spec.
+func testMemberBehindForwardProxyOf(t *testing.T, scheme string, patch func(spec string)) {
 	member := testEnv.Member("member2")
 	server, err := url.Parse(member.Server)
 	require.NoError(t, err)
