@@ -146,7 +146,12 @@ wait_for 60 "pods of the members through the proxy" proxied
 wait_for 240 "the Karmada instance tenant1/demo to be Ready" karmada_ready
 k host -n tenant1 get secret demo-karmada-admin-config -o jsonpath='{.data.kubeconfig}' | base64 -d >"$dir/demo-karmada.kubeconfig"
 chmod 600 "$dir/demo-karmada.kubeconfig"
-k demo-karmada apply -f deploy/examples/karmada/propagation.yaml >/dev/null
+# Ready means karmada-webhook's pod is ready; the instance's API server may not resolve its
+# Service's name for a few seconds more (here names resolve through hosts files the pod runner
+# rewrites, which Go's resolver reads again at most every 5 s), and until then it refuses
+# every policy. The apply is tried again until it goes through.
+wait_for 60 "the example's PropagationPolicy to pass karmada-webhook" \
+  k demo-karmada apply -f deploy/examples/karmada/propagation.yaml
 join_member member1
 wait_for 120 "Karmada's cluster status controller to mark member1 Ready" member_ready member1
 wait_for 120 "the Deployment karmada-demo/hello propagated into member1" k member1 -n karmada-demo get deployment hello
