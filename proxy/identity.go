@@ -2,6 +2,9 @@ package proxy
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -103,7 +106,10 @@ type ReviewOptions struct {
 	// webhook token authenticator remembers failures). Errors are never remembered.
 	FailureCacheTTL time.Duration
 	// MaxInFlight bounds the TokenReviews in flight, and apart from them the
-	// SubjectAccessReviews (default 8). A caller who would need one more is answered 429 with
+	// SubjectAccessReviews (default 8). Tokens the control plane authenticated within the last
+	// hour have as many TokenReview slots of their own, so that a flood of unknown tokens does
+	// not lock out a known caller whose answer expired. A caller who would need one more is
+	// answered 429 with
 	// Retry-After at once; callers whose answers are remembered never wait for it.
 	MaxInFlight int
 }
@@ -153,7 +159,7 @@ const maxCachedAccess = 10000
 
 func newIdentities(client kubernetes.Interface, opts ReviewOptions) *identities {
 	opts = opts.withDefaults()
-	reviewer := &tokenReviewer{client: client, slots: semaphore.NewWeighted(int64(opts.MaxInFlight))}
+	reviewer := newTokenReviewer(client, opts.MaxInFlight)
 	return &identities{
 		client: client, opts: opts,
 		// Errors (the control plane unreachable, too many reviews in flight) are not cached.
@@ -194,26 +200,70 @@ func (id *identities) authenticate(ctx context.Context, r *http.Request) (Caller
 }
 
 // tokenReviewer is the authenticator.Token the cache asks on a miss: one TokenReview, when
-// fewer than its slots are in flight. A token the control plane does not authenticate is a
+// fewer than its slots are in flight, or, for a token authenticated within knownFor, fewer
+// than the slots kept for such tokens. A token the control plane does not authenticate is a
 // failure (cached), not an error (not cached), whatever the review's status.error says.
 type tokenReviewer struct {
-	client kubernetes.Interface
-	slots  *semaphore.Weighted
+	client     kubernetes.Interface
+	slots      *semaphore.Weighted
+	knownSlots *semaphore.Weighted
+	// known are the tokens authenticated within knownFor, by HMAC under hashKey.
+	known   *utilcache.LRUExpireCache
+	hashKey []byte
+}
+
+// knownFor is how long a token the control plane authenticated keeps the slots kept for known
+// tokens; maxKnownTokens bounds how many are remembered.
+const (
+	knownFor       = time.Hour
+	maxKnownTokens = 10000
+)
+
+func newTokenReviewer(client kubernetes.Interface, maxInFlight int) *tokenReviewer {
+	return &tokenReviewer{
+		client:     client,
+		slots:      semaphore.NewWeighted(int64(maxInFlight)),
+		knownSlots: semaphore.NewWeighted(int64(maxInFlight)),
+		known:      utilcache.NewLRUExpireCache(maxKnownTokens),
+		hashKey:    []byte(rand.Text()),
+	}
+}
+
+// keyOf is what known remembers of token: never the token itself.
+func (t *tokenReviewer) keyOf(token string) string {
+	mac := hmac.New(sha256.New, t.hashKey)
+	mac.Write([]byte(token))
+	return string(mac.Sum(nil))
+}
+
+// acquire takes a review slot for token: a free one, else, for a known token, one of those
+// kept for known tokens. release gives it back.
+func (t *tokenReviewer) acquire(token string) (release func(), ok bool) {
+	if t.slots.TryAcquire(1) {
+		return func() { t.slots.Release(1) }, true
+	}
+	if _, known := t.known.Get(t.keyOf(token)); known && t.knownSlots.TryAcquire(1) {
+		return func() { t.knownSlots.Release(1) }, true
+	}
+	return nil, false
 }
 
 func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
-	if !t.slots.TryAcquire(1) {
+	release, ok := t.acquire(token)
+	if !ok {
 		return nil, false, errTooManyReviews
 	}
-	defer t.slots.Release(1)
+	defer release()
 	review, err := t.client.AuthenticationV1().TokenReviews().Create(ctx,
 		&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, false, fmt.Errorf("reviewing the token: %w", err)
 	}
 	if !review.Status.Authenticated {
+		t.known.Remove(t.keyOf(token))
 		return nil, false, nil
 	}
+	t.known.Add(t.keyOf(token), true, knownFor)
 	u := review.Status.User
 	info := &user.DefaultInfo{Name: u.Username, UID: u.UID, Groups: u.Groups}
 	if len(u.Extra) > 0 {

@@ -236,6 +236,34 @@ func TestReviewsBeyondTheLimitAreRefusedAtOnce(t *testing.T) {
 	assert.Equal(t, http.StatusOK, call(p, "bob-token").Code, "bob's 429 was remembered")
 }
 
+// TestKnownTokensKeepSlotsOfTheirOwn: while a flood of unknown tokens holds every review
+// slot, a caller whose token the control plane authenticated before, and whose answer has
+// expired since, is reviewed again rather than refused 429; a token never authenticated is
+// still refused.
+func TestKnownTokensKeepSlotsOfTheirOwn(t *testing.T) {
+	s := newReviewServer(t)
+	p := newTestServer(t, s, func(c *Config) { c.Reviews = ReviewOptions{CacheTTL: 100 * time.Millisecond} })
+	require.Equal(t, http.StatusOK, call(p, "alice-token").Code)
+	time.Sleep(200 * time.Millisecond) // alice's answer expires
+
+	s.hold(true, false)
+	var held []<-chan *httptest.ResponseRecorder
+	for i := range DefaultReviewMaxInFlight {
+		held = append(held, callAsync(p, fmt.Sprintf("bad-token-%d", i)))
+	}
+	require.Eventually(t, func() bool { return s.tokenReviews.Load() == 1+8 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, http.StatusTooManyRequests, answered(t, callAsync(p, "bob-token")).Code, "bob was never authenticated")
+
+	alice := callAsync(p, "alice-token")
+	require.Eventually(t, func() bool { return s.tokenReviews.Load() == 1+8+1 }, 10*time.Second, 10*time.Millisecond,
+		"alice's token is reviewed again beside the flood")
+	s.release()
+	assert.Equal(t, http.StatusOK, answered(t, alice).Code)
+	for _, a := range held {
+		assert.Equal(t, http.StatusUnauthorized, answered(t, a).Code)
+	}
+}
+
 func TestAccessReviewsBeyondTheLimitAreRefusedAtOnce(t *testing.T) {
 	s := newReviewServer(t)
 	p := newTestServer(t, s, func(c *Config) { c.Reviews.MaxInFlight = 1 })

@@ -74,7 +74,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		pa := &o.ProxyAuth
 		fs.Float64Var(&pa.QPS, "proxy-auth-qps", pa.QPS, "TokenReviews and SubjectAccessReviews per second the proxy sends the control plane, on a client of their own (not --kube-api-qps's)")
 		fs.IntVar(&pa.Burst, "proxy-auth-burst", pa.Burst, "burst of the proxy's TokenReviews and SubjectAccessReviews")
-		fs.IntVar(&pa.MaxInFlight, "proxy-auth-max-in-flight", pa.MaxInFlight, "TokenReviews, and apart from them SubjectAccessReviews, the proxy has in flight at once; a caller needing one more is answered 429 with Retry-After at once")
+		fs.IntVar(&pa.MaxInFlight, "proxy-auth-max-in-flight", pa.MaxInFlight, "TokenReviews, and apart from them SubjectAccessReviews, the proxy has in flight at once (and as many TokenReviews again for tokens authenticated within the last hour); a caller needing one more is answered 429 with Retry-After at once")
 		fs.DurationVar(&pa.CacheTTL, "proxy-auth-cache-ttl", pa.CacheTTL, "how long the proxy remembers a token's user and an allowing SubjectAccessReview")
 		fs.DurationVar(&pa.FailureCacheTTL, "proxy-auth-failure-cache-ttl", pa.FailureCacheTTL, "how long the proxy remembers a token the control plane did not authenticate, and a denying SubjectAccessReview")
 		fs.StringVar(&o.CRDTarballURL, "crd-tarball-url", o.CRDTarballURL, "CRD tarball of new Karmada control planes whose Karmada names none, {{.Version}} standing for their Karmada version (empty: https://github.com/karmada-io/karmada/releases/download/{{.Version}}/crds.tar.gz, as karmada-operator)")

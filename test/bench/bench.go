@@ -1,8 +1,10 @@
-// Package bench measures karmadaflow's MultiClusterService capability against the real local
-// environment (test/env) with the real worker and starter (test/service): how fast an
-// EndpointSlice change reaches the consumers, how fast many MultiClusterServices converge
-// from a cold start, and what the service and its workflow histories weigh afterwards. It
-// asserts nothing; it writes a Markdown report. cmd/mcsbench is the program that runs it.
+// Package bench measures karmadaflow against the real local environment (test/env) with the
+// real worker and starter (test/service): how fast an EndpointSlice change reaches the
+// consumers (also beside a real Karmada, while a worker crashes or Temporal is killed, and
+// during a token flood of the proxy), how fast many MultiClusterServices converge from a cold
+// start, and what the service and its workflow histories weigh afterwards. It also holds what
+// the programs of cmd/ share: CPU and load readings, sample summaries and the Markdown report.
+// It asserts nothing.
 package bench
 
 import (

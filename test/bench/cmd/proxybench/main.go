@@ -2,10 +2,13 @@
 // the real worker: listing 3 members x N pods through the proxy against listing 3N pods
 // directly on one API server (JSON, Table and pages of 500), the delivery latency of watch
 // events through the proxy against a direct watch, and exec and port-forward of a member pod
-// through the proxy against the member directly (round trips and throughput). It prints a
-// Markdown report and writes it to .bench/proxy-report.md; it asserts nothing.
+// through the proxy against the member directly (round trips and throughput), and the
+// MultiClusterService latency and a known caller's latency without and during a flood of bad
+// bearer tokens (flood.go). It prints a Markdown report and writes it to
+// .bench/proxy-report.md; it asserts nothing.
 //
 //	go run ./test/bench/cmd/proxybench
+//	go run ./test/bench/cmd/proxybench -flood-only   # the token flood alone
 package main
 
 import (
@@ -49,17 +52,25 @@ func main() {
 	flag.IntVar(&sizes.execs, "execs", 50, "exec round trips measured per protocol")
 	flag.IntVar(&sizes.messages, "messages", 200, "small messages echoed over each open exec or port-forward stream")
 	mib := flag.Int("mib", 16, "MiB pushed through each open exec or port-forward stream")
+	var flood floodOptions
+	flag.IntVar(&flood.rate, "flood-rate", 200, "random bad bearer tokens sent to the proxy a second during the token flood")
+	flag.IntVar(&flood.updates, "flood-updates", 200, "EndpointSlice changes measured in each token-flood phase")
+	flag.DurationVar(&flood.interval, "flood-interval", 100*time.Millisecond, "time between two EndpointSlice changes of the token flood")
+	floodOnly := flag.Bool("flood-only", false, "measure the token flood alone: no pods, lists, watches or streams")
 	flag.Parse()
 	sizes.bytes = *mib << 20
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if err := run(ctx, *pods, *rounds, *events, sizes); err != nil {
+	if *floodOnly {
+		*pods = 0
+	}
+	if err := run(ctx, *pods, *rounds, *events, sizes, flood, *floodOnly); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, pods, rounds, events int, sizes streamSizes) error {
+func run(ctx context.Context, pods, rounds, events int, sizes streamSizes, flood floodOptions, floodOnly bool) error {
 	runStart := time.Now()
 	machine := fmt.Sprintf("Started %s on %d CPUs, load average %s; processes of other environments or tests: %s.",
 		runStart.Format(time.RFC3339), runtime.NumCPU(), bench.LoadAverage(), bench.ForeignProcesses())
@@ -81,7 +92,8 @@ func run(ctx context.Context, pods, rounds, events int, sizes streamSizes) error
 			"--enable-proxy", "--proxy-bind-address", address, "--proxy-tls-cert-file", files.CertFile, "--proxy-tls-key-file", files.KeyFile,
 			"--enable-cluster-health=false", "--kube-api-qps", "500", "--kube-api-burst", "1000",
 		},
-		StarterArgs: []string{"--enable-cluster-health=false"},
+		// As mcsbench's, for the token flood's MultiClusterService latency.
+		StarterArgs: []string{"--enable-cluster-health=false", "--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"},
 		ChartValues: []string{"proxy.enabled=true"}, // the proxy's impersonation
 	})
 	if err != nil {
@@ -122,6 +134,45 @@ func run(ctx context.Context, pods, rounds, events int, sizes streamSizes) error
 		}
 		return req, err
 	}
+	// The proxy has the registry once it lists every pod.
+	if err := waitForCount(ctx, proxyClient, through, 3*pods); err != nil {
+		return err
+	}
+
+	var report strings.Builder
+	fmt.Fprintf(&report, "# karmadaflow proxy benchmark\n\n%s\n", machine)
+	if !floodOnly {
+		if err := measureProxy(ctx, &report, proxied[0], single, proxyConfig, proxyClient, through, pods, rounds, events, sizes); err != nil {
+			return err
+		}
+	}
+	b, err := bench.New(e, svc, log.Printf)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := measureTokenFlood(ctx, &report, b, files.URL, proxyTLS, proxyConfig.BearerToken, flood); err != nil {
+		return err
+	}
+	fmt.Fprintf(&report, "\nRun took %s; load average %s at the end.\n", bench.FormatDuration(time.Since(runStart)), bench.LoadAverage())
+
+	fmt.Print(report.String())
+	root, err := env.RepoRoot()
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(root, ".bench", "proxy-report.md")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	log.Printf("report written to %s", out)
+	return os.WriteFile(out, []byte(report.String()), 0o644)
+}
+
+// measureProxy reports the lists through the proxy against single directly, the watch and
+// exec and port-forward through the proxy against member1 directly.
+func measureProxy(ctx context.Context, report io.Writer, member1, single *env.Cluster, proxyConfig *rest.Config, proxyClient *http.Client, through newRequest,
+	pods, rounds, events int, sizes streamSizes) error {
 	directTransport, err := rest.TransportFor(single.RESTConfig)
 	if err != nil {
 		return err
@@ -134,15 +185,8 @@ func run(ctx context.Context, pods, rounds, events int, sizes streamSizes) error
 		}
 		return req, err
 	}
-	// The proxy has the registry once it lists every pod.
-	if err := waitForCount(ctx, proxyClient, through, 3*pods); err != nil {
-		return err
-	}
-
-	var report strings.Builder
-	fmt.Fprintf(&report, "# karmadaflow proxy benchmark\n\n%s\n\n", machine)
-	fmt.Fprintf(&report, "%d pods in each of 3 members through the proxy, against %d pods on one API server directly; %d lists of each kind, after %d warm-up lists. Latency is the whole request: sent until the body is read.\n\n", pods, 3*pods, rounds, warmUps)
-	latencyHeader(&report, "list")
+	fmt.Fprintf(report, "\n%d pods in each of 3 members through the proxy, against %d pods on one API server directly; %d lists of each kind, after %d warm-up lists. Latency is the whole request: sent until the body is read.\n\n", pods, 3*pods, rounds, warmUps)
+	latencyHeader(report, "list")
 	for _, kind := range []struct {
 		name, path, accept string
 		paged              bool
@@ -159,37 +203,25 @@ func run(ctx context.Context, pods, rounds, events int, sizes streamSizes) error
 		if err != nil {
 			return fmt.Errorf("proxy %s: %w", kind.name, err)
 		}
-		latencyRow(&report, kind.name, d, p)
+		latencyRow(report, kind.name, d, p)
 	}
 
-	d, p, err := measureWatch(ctx, proxied[0], proxyClient, through, events)
+	d, p, err := measureWatch(ctx, member1, proxyClient, through, events)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(&report, "\nWatch: %d pod label changes in member1, 50 ms apart; latency from just before the write to the event read by a watch on member1 directly and by a watch through the proxy.\n\n", events)
-	fmt.Fprintf(&report, "| watch | p50 | p90 | p99 | max |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(report, "\nWatch: %d pod label changes in member1, 50 ms apart; latency from just before the write to the event read by a watch on member1 directly and by a watch through the proxy.\n\n", events)
+	fmt.Fprintf(report, "| watch | p50 | p90 | p99 | max |\n|---|---|---|---|---|\n")
 	for _, row := range []struct {
 		name string
 		s    bench.Summary
 	}{{"direct (member1)", bench.Summarize(d)}, {"through the proxy", bench.Summarize(p)}} {
-		fmt.Fprintf(&report, "| %s | %s | %s | %s | %s |\n", row.name, ms(row.s.P50), ms(row.s.P90), ms(row.s.P99), ms(row.s.Max))
+		fmt.Fprintf(report, "| %s | %s | %s | %s | %s |\n", row.name, ms(row.s.P50), ms(row.s.P90), ms(row.s.P99), ms(row.s.Max))
 	}
-	if err := measureStreams(ctx, &report, proxied[0], proxyConfig, sizes); err != nil {
+	if err := measureStreams(ctx, report, member1, proxyConfig, sizes); err != nil {
 		return err
 	}
-	fmt.Fprintf(&report, "\nRun took %s; load average %s at the end.\n", bench.FormatDuration(time.Since(runStart)), bench.LoadAverage())
-
-	fmt.Print(report.String())
-	root, err := env.RepoRoot()
-	if err != nil {
-		return err
-	}
-	out := filepath.Join(root, ".bench", "proxy-report.md")
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	log.Printf("report written to %s", out)
-	return os.WriteFile(out, []byte(report.String()), 0o644)
+	return nil
 }
 
 func createPods(ctx context.Context, c kubernetes.Interface, n int, prefix string) error {
