@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/operatorservice/v1"
@@ -102,6 +103,10 @@ func (e *Env) dialTemporal(ctx context.Context) (client.Client, error) { return 
 
 type temporalPorts struct{ frontend, ui, http, metrics int }
 
+// devServerStarts is how often startDevServer starts the dev server when it exits for a port
+// it took twice.
+const devServerStarts = 3
+
 // startTemporal starts the Temporal backend, closes frontendUp once the ports the backend
 // picks itself are bound and returns once its frontend and UI serve.
 func (e *Env) startTemporal(ctx context.Context, ports temporalPorts, sp serverPorts, frontendUp chan<- struct{}) error {
@@ -138,9 +143,20 @@ func (e *Env) startDevServer(ctx context.Context, ports temporalPorts, frontendU
 		args = append(args, "--db-filename", e.opts.TemporalDBFile,
 			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal")
 	}
-	p, err := e.launchTemporal(ctx, binTemporal, args, e.Dir, ports.frontend, ports.ui, ports.http, ports.metrics)
-	if err != nil {
-		return err
+	// The dev server picks free ports of its own for its internal services when it starts, and
+	// may pick one of those it is given but has not bound yet: it then exits with "address
+	// already in use". Its next start picks others.
+	var p *process
+	for attempt := 1; ; attempt++ {
+		var err error
+		p, err = e.launchTemporal(ctx, binTemporal, args, e.Dir, ports.frontend, ports.ui, ports.http, ports.metrics)
+		if err == nil {
+			break
+		}
+		if attempt == devServerStarts || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		e.logf("env: the Temporal dev server took a port twice (start %d of %d); starting it again", attempt, devServerStarts)
 	}
 	close(frontendUp)
 	return waitFor(ctx, temporalTimeout, "Temporal UI at "+e.Temporal.UIURL, e.checkTemporalUI, p)
