@@ -31,7 +31,8 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 	}
 	res.Collect = collected
 	sources := map[string][]unstructured.Unstructured{in.Provider: derefWorks(sortedWorks(desired))}
-	dispatched, err := a.listWorks(ctx, in.MCS, in.OthersWroteBefore, naming.RoleDispatched)
+	// One read serves both sides: the provider's collected Works and the consumers' dispatched ones.
+	works, err := a.listWorks(ctx, in.MCS, in.OthersWroteBefore, naming.RoleCollected, naming.RoleDispatched)
 	if err != nil {
 		return res, err
 	}
@@ -44,7 +45,7 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 	var mu sync.Mutex
 	var group errgroup.Group
 	group.Go(func() error {
-		changed, err := a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, in.OthersWroteBefore, desired)
+		changed, err := a.syncWorks(ctx, worksIn(works, naming.ExecutionNamespace(in.Provider), naming.RoleCollected), desired, nil, nil)
 		mu.Lock()
 		defer mu.Unlock()
 		res.Collect.Changed = changed
@@ -56,7 +57,7 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 			var out DispatchResult
 			err := portsErr
 			if err == nil {
-				current := worksIn(dispatched, naming.ExecutionNamespace(d.Consumer), naming.RoleDispatched)
+				current := worksIn(works, naming.ExecutionNamespace(d.Consumer), naming.RoleDispatched)
 				out, err = a.dispatchFrom(ctx, d, portNames, sources, current)
 			}
 			err = a.Metrics.count("dispatch", err)

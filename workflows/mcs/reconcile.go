@@ -131,7 +131,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		r.scheduleRetry(now)
 	} else {
 		r.failures, r.retryAt = 0, time.Time{}
-		if runsHere && !workflow.IsReplaying(ctx) {
+		if runsHere { // a reconcile that started live ran live to its end
 			r.worksUnread = false
 		}
 	}
