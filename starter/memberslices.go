@@ -7,12 +7,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/members"
@@ -42,7 +40,13 @@ type memberWatch struct {
 var sliceSelector = networkingv1alpha1.LabelServiceName + "," +
 	networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch
 
+// ensure runs the watch of cluster, unless it is a Pull cluster: the control plane does not
+// dial one, and its agent watches the slices inside it (worker --cluster).
 func (s *memberSlices) ensure(ctx context.Context, cluster string, obj *unstructured.Unstructured) {
+	if members.IsPullCluster(obj) {
+		s.stop(cluster)
+		return
+	}
 	// A new generation may move the endpoint or credentials; a Ready flip means the member
 	// came back, and a fresh watch beats the reflector's backoff after a long outage.
 	version := fmt.Sprintf("%d/%s", obj.GetGeneration(), readyStatus(obj))
@@ -93,7 +97,7 @@ func (s *memberSlices) run(ctx context.Context, cluster string) {
 	cfg := s.deps.triggerConfig("endpointslices-"+cluster, informer, func(ctx context.Context, key string) error {
 		return s.signal(ctx, cluster, key)
 	})
-	cfg.Key = serviceKey
+	cfg.Key = trigger.EndpointSliceServiceKey
 	cfg.Relevant = trigger.GenerationOrMetadata(nil, nil)
 	cfg.MetricsProvider = nil // one queue per member; not registered twice when a member rejoins
 	t, err := trigger.New(cfg)
@@ -105,16 +109,4 @@ func (s *memberSlices) run(ctx context.Context, cluster string) {
 	logger.Info("watching EndpointSlices")
 	t.Run(ctx)
 	factory.Shutdown()
-}
-
-// serviceKey maps an EndpointSlice to "<namespace>/<service>".
-func serviceKey(obj any) (string, error) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	slice, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok || slice.Labels[networkingv1alpha1.LabelServiceName] == "" {
-		return "", nil
-	}
-	return slice.Namespace + "/" + slice.Labels[networkingv1alpha1.LabelServiceName], nil
 }

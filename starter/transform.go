@@ -33,7 +33,7 @@ import (
 var (
 	// indexWorksByMCS, dispatchedWorkKey, appliedByWriter, appliedReason.
 	workLabels = []string{networkingv1alpha1.LabelMCSName, networkingv1alpha1.LabelMCSNamespace, naming.LabelWorkRole}
-	// serviceKey.
+	// trigger.EndpointSliceServiceKey.
 	endpointSliceLabels = []string{networkingv1alpha1.LabelServiceName}
 	// The Karmada trigger's GenerationOrMetadata.
 	karmadaLabels = []string{operatorv1alpha1.LabelDisableCascadingDeletion}
@@ -158,8 +158,9 @@ var (
 		conditions: []string{networkingv1alpha1.ConditionEndpointSliceApplied},
 	}.transform
 	// transformCluster keeps of a Cluster its Ready condition (clusterChanged,
-	// memberSlices.ensure, unreadyClusters); the spec's changes show in the generation.
-	transformCluster = unstructuredKeep{conditions: []string{clusterv1alpha1.ClusterConditionReady}}.transform
+	// memberSlices.ensure, unreadyClusters) and its sync mode (a Pull member is not watched);
+	// the spec's changes show in the generation.
+	transformCluster = unstructuredKeep{paths: [][]string{{"spec", "syncMode"}}, conditions: []string{clusterv1alpha1.ClusterConditionReady}}.transform
 	// transformKarmada keeps of a Karmada the disable-cascading-deletion label and
 	// status.certificates.items, each a name and a notAfter (starter/certexpiry serves them);
 	// the provisioning workflow reads the rest itself.
@@ -200,7 +201,7 @@ func transformService(obj any) (any, error) {
 }
 
 // transformEndpointSlice keeps of a member's EndpointSlice its identity and Service label
-// (serviceKey): a change of its endpoints or ports shows in its generation.
+// (trigger.EndpointSliceServiceKey): a change of its endpoints or ports shows in its generation.
 func transformEndpointSlice(obj any) (any, error) {
 	slice, ok := obj.(*discoveryv1.EndpointSlice)
 	if !ok {

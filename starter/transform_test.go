@@ -102,7 +102,7 @@ func TestTransformsDropWhatNobodyReads(t *testing.T) {
 		condition string   // the only condition kept
 	}{
 		{transformMCS, mcsJSON(1, "[]", "[]", "x"), []string{"spec", "status"}, networkingv1alpha1.ConditionEndpointSliceApplied},
-		{transformCluster, clusterJSON("member1", "True"), []string{"status"}, "Ready"},
+		{transformCluster, clusterJSON("member1", "True"), []string{"spec", "status"}, "Ready"},
 		{transformKarmada, karmadaJSON("demo", `{"a": "b"}`), nil, ""},
 	} {
 		u := trimmedUnstructured(t, tc.transform, tc.data)
@@ -444,9 +444,9 @@ func transformCases() []transformCase {
 		name: "member EndpointSlice", transform: transformEndpointSlice,
 		objects: []runtime.Object{decodeEndpointSlice(memberSliceJSON(1))},
 		view: func(t *testing.T, obj runtime.Object) map[string]any {
-			key, err := serviceKey(obj)
+			key, err := trigger.EndpointSliceServiceKey(obj)
 			require.NoError(t, err)
-			tombKey, err := serviceKey(cache.DeletedFinalStateUnknown{Key: objectKey(t, obj), Obj: obj})
+			tombKey, err := trigger.EndpointSliceServiceKey(cache.DeletedFinalStateUnknown{Key: objectKey(t, obj), Obj: obj})
 			require.NoError(t, err)
 			return map[string]any{"key": objectKey(t, obj), "serviceKey": key, "tombstone serviceKey": tombKey}
 		},

@@ -22,6 +22,7 @@ import (
 
 	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/daemon"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 	"github.com/karmadaflow/karmadaflow/internal/temporalcheck"
@@ -93,8 +94,12 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			}
 			return err
 		}
+		taskQueue := opts.TaskQueue
+		if opts.Cluster != "" {
+			taskQueue = naming.PullTaskQueue(opts.TaskQueue, opts.Cluster)
+		}
 		fatal := make(chan error, 1)
-		w := worker.New(temporal, opts.TaskQueue, worker.Options{
+		w := worker.New(temporal, taskQueue, worker.Options{
 			MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentActivities,
 			MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentLocalActivities,
 			MaxConcurrentWorkflowTaskExecutionSize:  opts.MaxConcurrentWorkflowTasks,
@@ -108,20 +113,30 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 				}
 			},
 		})
-		if err := register(ctx, w, deps); err != nil {
+		mismatch := make(chan error, 1)
+		if opts.Cluster != "" {
+			registerAgent(w, deps)
+			go func() {
+				if err := watchMemberSlices(ctx, deps, temporal, logger); err != nil {
+					mismatch <- fmt.Errorf("watching the EndpointSlices of cluster %s: %w", opts.Cluster, err)
+				}
+			}()
+		} else if err := register(ctx, w, deps); err != nil {
 			return fmt.Errorf("registering workflows and activities: %w", err)
 		}
 		if err := w.Start(); err != nil {
-			return fmt.Errorf("starting worker on task queue %s: %w", opts.TaskQueue, err)
+			return fmt.Errorf("starting worker on task queue %s: %w", taskQueue, err)
 		}
 		polling.Store(true)
-		logger.Info("worker polling", zap.String("taskQueue", opts.TaskQueue),
+		logger.Info("worker polling", zap.String("taskQueue", taskQueue),
 			zap.String("namespace", opts.TemporalNamespace), zap.String("temporal", opts.TemporalAddress),
-			zap.Stringer("capabilities", capabilitySet))
+			zap.Stringer("capabilities", capabilitySet), zap.String("agentOf", opts.Cluster))
 		// Workflows this worker does not register, started after it started: a starter with
-		// other capabilities shares its task queue.
-		mismatch := make(chan error, 1)
+		// other capabilities shares its task queue. An agent's queue has no workflows.
 		go func() {
+			if opts.Cluster != "" {
+				return
+			}
 			err := capabilities.Watch(ctx, capabilityCheckPeriod, logger, func(ctx context.Context) error {
 				return capabilities.CheckStarted(ctx, temporal, opts.TemporalNamespace, opts.TaskQueue, startedAt, capabilitySet,
 					capabilityWorkflows)

@@ -48,8 +48,14 @@ func newDependencies(opts *options.Options, logger *zap.Logger, metrics *observa
 	if err != nil {
 		return dependencies{}, fmt.Errorf("clients of the host cluster: %w", err)
 	}
+	registry := members.NewRegistry(controlPlane.Dynamic, controlPlane.Kube)
+	if opts.Cluster != "" { // the agent of a Pull cluster: the host cluster is the member
+		if registry, err = members.NewOwnRegistry(opts.Cluster, host.Config); err != nil {
+			return dependencies{}, fmt.Errorf("clients of member cluster %s: %w", opts.Cluster, err)
+		}
+	}
 	return dependencies{Options: opts, Logger: logger, Metrics: metrics.Registry, ControlPlane: controlPlane, Host: host,
-		Members: members.NewRegistry(controlPlane.Dynamic, controlPlane.Kube)}, nil
+		Members: registry}, nil
 }
 
 // capabilityWorkflows is the workflow type each capability runs: register registers it when

@@ -30,6 +30,9 @@ type Activities struct {
 	Metrics     *Metrics
 	// WorkCache, when set, answers reads of Works whose changed version is known.
 	WorkCache *workcache.Cache
+	// Agent is set when these activities run inside a Pull member, as its agent: the control
+	// plane's side of a full pass has made the execution namespace already.
+	Agent bool
 }
 
 // ApplyInput names Works of one cluster's execution namespace to bring into the member; with
@@ -52,6 +55,9 @@ type ApplyResult struct {
 	Error string `json:",omitempty"`
 	// ClusterGone: the Cluster is deleted; nothing was applied.
 	ClusterGone bool `json:",omitempty"`
+	// Pull: the cluster is in Pull mode, so nothing was applied here: its agent applies the
+	// Works, on the cluster's own task queue.
+	Pull bool `json:",omitempty"`
 }
 
 // ApplyWorks brings the named Works (or all) of the cluster into the member cluster. A full
@@ -64,9 +70,14 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 		if err != nil || !exists {
 			return ApplyResult{ClusterGone: err == nil}, err
 		}
-		spaceErr = a.ensureExecutionSpace(ctx, in.Cluster)
+		if !a.Agent {
+			spaceErr = a.ensureExecutionSpace(ctx, in.Cluster)
+		}
 	}
 	member, err := a.Members.Get(ctx, in.Cluster)
+	if members.IsPull(err) {
+		return ApplyResult{Pull: true}, nil
+	}
 	if err != nil {
 		if exists, existsErr := a.clusterExists(ctx, in.Cluster); existsErr == nil && !exists {
 			return ApplyResult{ClusterGone: true}, nil

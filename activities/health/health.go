@@ -28,6 +28,9 @@ type Activities struct {
 	ProbeTimeout time.Duration
 	// Events, when set, records a Warning Event on a Cluster whose credentials are refused.
 	Events EventRecorder
+	// Agent is set when these activities run inside a Pull member, as its agent: the probe
+	// is of the member it runs in.
+	Agent bool
 }
 
 // EventRecorder writes Kubernetes Events; client-go's events.EventRecorder satisfies it.
@@ -41,6 +44,9 @@ type ProbeInput struct {
 	// HoldReady keeps a Ready condition that is True when this probe fails: the probes have
 	// not failed for the failure threshold yet, and one lost probe must not flip Ready.
 	HoldReady bool `json:",omitempty"`
+	// Unanswered, for a Pull cluster, says that its agent took no probe: the control plane
+	// records the cluster as not reachable with this message, without dialling it.
+	Unanswered string `json:",omitempty"`
 }
 
 // ProbeResult is what one probe found.
@@ -51,6 +57,9 @@ type ProbeResult struct {
 	Changed bool // the Ready condition was written
 	// Reachable: the probe itself succeeded (Ready may differ while a failure is held).
 	Reachable bool `json:",omitempty"`
+	// Pull: the cluster is in Pull mode. Outside its agent nothing was probed, nor written,
+	// unless the input said the agent did not answer.
+	Pull bool `json:",omitempty"`
 }
 
 // Reasons of a Cluster's Ready condition (Karmada's).
@@ -77,11 +86,17 @@ func (a *Activities) ProbeCluster(ctx context.Context, in ProbeInput) (ProbeResu
 		return res, fmt.Errorf("reading Cluster %s: %w", in.Cluster, err)
 	}
 	res.Exists = true
+	res.Pull = members.IsPullCluster(obj)
+	if res.Pull && !a.Agent && in.Unanswered == "" {
+		return res, nil // the agent probes it
+	}
 
 	observed := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: ReasonClusterReady,
 		Message: "cluster is healthy and ready to accept workloads", ObservedGeneration: obj.GetGeneration()}
 	var refused *members.UnboundSecretError
-	if err := a.probe(ctx, in.Cluster); errors.As(err, &refused) {
+	if res.Pull && !a.Agent {
+		observed.Status, observed.Reason, observed.Message = metav1.ConditionFalse, ReasonClusterNotReachable, in.Unanswered
+	} else if err := a.probe(ctx, in.Cluster); errors.As(err, &refused) {
 		observed.Status, observed.Reason, observed.Message = metav1.ConditionFalse, ReasonCredentialsNotBound, err.Error()
 	} else if err != nil {
 		observed.Status, observed.Reason, observed.Message = metav1.ConditionFalse, ReasonClusterNotReachable, err.Error()

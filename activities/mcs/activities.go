@@ -30,6 +30,9 @@ type Activities struct {
 	// reaches the members within the workflow task that decided it. The Work stays the record:
 	// what this leaves undone, Work execution does.
 	Execution WorkApplier
+	// WorkNamespace, when set, is the only namespace whose Works are listed: a Pull cluster's
+	// agent, whose rights reach its execution namespace only, collects there.
+	WorkNamespace string
 
 	seen     lastSeen
 	services observedServices

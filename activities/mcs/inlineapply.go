@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 )
 
@@ -39,7 +40,7 @@ func (a *Activities) execute(ctx context.Context, works []*unstructured.Unstruct
 			continue
 		}
 		group.Go(func() error {
-			_ = a.Metrics.count("execute", a.Execution.ApplyWork(ctx, cluster, w))
+			_ = a.Metrics.count("execute", unlessPull(a.Execution.ApplyWork(ctx, cluster, w)))
 			return nil
 		})
 	}
@@ -67,7 +68,16 @@ func (a *Activities) executeWhileWriting(ctx context.Context, cluster string, he
 	defer cancel()
 	written, writeErr, applyErr := a.Execution.ApplyWhileWriting(memberCtx, cluster, held, work, write)
 	if writeErr == nil {
-		_ = a.Metrics.count("execute", applyErr)
+		_ = a.Metrics.count("execute", unlessPull(applyErr))
 	}
 	return written, writeErr
+}
+
+// unlessPull is err, except the refusal to dial a Pull cluster, which is no failure: its
+// agent applies the Work, told of it by the starter like any Work execution.
+func unlessPull(err error) error {
+	if members.IsPull(err) {
+		return nil
+	}
+	return err
 }

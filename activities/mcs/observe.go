@@ -17,6 +17,7 @@ import (
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/members"
 )
 
 // Observing a MultiClusterService: the object, whether its Service exists, and the Clusters.
@@ -86,7 +87,7 @@ func (a *Activities) clusters(ctx context.Context) (states []ClusterState, ignor
 			ignored = append(ignored, item.GetName())
 			continue
 		}
-		state := ClusterState{Name: item.GetName()}
+		state := ClusterState{Name: item.GetName(), Pull: members.IsPullCluster(&item)}
 		conds, _, _ := unstructured.NestedSlice(item.Object, "status", "conditions")
 		for _, c := range conds {
 			cond, _ := c.(map[string]any)

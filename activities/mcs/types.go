@@ -37,6 +37,8 @@ type ClusterState struct {
 	Ready bool
 	// Since is when Ready last changed (zero when the cluster has no Ready condition yet).
 	Since time.Time
+	// Pull: the cluster is in Pull mode; its agent collects its EndpointSlices.
+	Pull bool `json:",omitempty"`
 }
 
 // Observation is a MultiClusterService as the workflow needs it: names, flags and small

@@ -68,7 +68,7 @@ func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string
 		}
 		selector = selector.Add(*req)
 	}
-	list, err := a.ControlPlane.Resource(kube.Works).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := a.ControlPlane.Resource(kube.Works).Namespace(a.WorkNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing Works of %s: %w", ref, err)
 	}

@@ -2,11 +2,15 @@
 // and the Secret it names (keys `token` and `caBundle`) into clients, through the forward proxy
 // the Cluster names (spec.proxyURL, spec.proxyHeader) if any, and keeps one set of clients per
 // cluster, refreshed when the Cluster or its Secret changes. A Secret is used only for the
-// Cluster it is bound to (BoundTo).
+// Cluster it is bound to (BoundTo). A Pull cluster (spec.syncMode Pull) is never dialled for
+// Work execution, collection or probes, which its agent runs inside it (PullClusterError); the
+// proxy reaches one only through its spec.proxyURL. The agent's own registry (NewOwnRegistry)
+// holds the one member it runs in.
 package members
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -21,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	clusterv1alpha1 "github.com/karmadaflow/karmadaflow/api/cluster/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 )
 
@@ -38,6 +43,7 @@ type Member struct {
 
 	version string // the Cluster's and Secret's resourceVersions the clients were built from
 	checked time.Time
+	pull    bool // a Pull cluster: no clients, Get refuses it
 }
 
 // Registry hands out member clients. It re-reads a Cluster and its Secret at most once per
@@ -52,6 +58,8 @@ type Registry struct {
 	mu            sync.Mutex
 	members       map[string]*Member
 	impersonators map[string]impersonator
+
+	own *Member // set in an agent's registry: the one member it serves, and the only one
 }
 
 // NewRegistry returns a registry reading Clusters through controlPlane and Secrets through core.
@@ -59,21 +67,47 @@ func NewRegistry(controlPlane dynamic.Interface, core kubernetes.Interface) *Reg
 	return &Registry{controlPlane: controlPlane, core: core, refresh: 30 * time.Second, qps: 200, burst: 400, members: map[string]*Member{}, impersonators: map[string]impersonator{}}
 }
 
-// Get returns the clients of the named cluster.
+// NewOwnRegistry returns the registry of a Pull cluster's agent: it hands out the clients of
+// cfg, the member the agent runs in, for cluster, and refuses every other cluster.
+func NewOwnRegistry(cluster string, cfg *rest.Config) (*Registry, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = RequestTimeout
+	own, err := newMember(cluster, cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	return &Registry{own: own, members: map[string]*Member{}, impersonators: map[string]impersonator{}}, nil
+}
+
+// Get returns the clients of the named cluster; a Pull cluster is refused with a
+// *PullClusterError, unless this is its agent's registry.
 func (r *Registry) Get(ctx context.Context, cluster string) (*Member, error) {
+	if r.own != nil {
+		if cluster != r.own.Name {
+			return nil, fmt.Errorf("this agent serves cluster %s only, not %s", r.own.Name, cluster)
+		}
+		return r.own, nil
+	}
 	r.mu.Lock()
 	m := r.members[cluster]
 	r.mu.Unlock()
 	if m != nil && time.Since(m.checked) < r.refresh {
-		return m, nil
+		return m.usable()
 	}
 	cfg, version, err := r.config(ctx, cluster)
+	var pull *PullClusterError
+	if errors.As(err, &pull) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.members[cluster] = &Member{Name: cluster, pull: true, checked: time.Now()}
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if m = r.members[cluster]; m != nil && m.version == version {
+	if m = r.members[cluster]; m != nil && !m.pull && m.version == version {
 		m.checked = time.Now()
 		return m, nil
 	}
@@ -83,6 +117,30 @@ func (r *Registry) Get(ctx context.Context, cluster string) (*Member, error) {
 	}
 	r.members[cluster] = m
 	return m, nil
+}
+
+// usable returns m, or the refusal of a Pull cluster.
+func (m *Member) usable() (*Member, error) {
+	if m.pull {
+		return nil, &PullClusterError{Cluster: m.Name}
+	}
+	return m, nil
+}
+
+// PullClusterError refuses to dial a Pull cluster: its agent, inside it, does what needs the
+// member, polling the cluster's own task queue (naming.PullTaskQueue).
+type PullClusterError struct {
+	Cluster string
+}
+
+func (e *PullClusterError) Error() string {
+	return fmt.Sprintf("cluster %s is in Pull mode: the control plane does not dial it; its agent does the work inside it", e.Cluster)
+}
+
+// IsPull tells whether err is the refusal of a Pull cluster.
+func IsPull(err error) bool {
+	var pull *PullClusterError
+	return errors.As(err, &pull)
 }
 
 // Forget drops the cached clients of cluster, e.g. after an authentication failure.
@@ -96,13 +154,14 @@ func (r *Registry) Forget(cluster string) {
 // config is the configuration of cluster, built from its Cluster object and the Secret of
 // spec.secretRef.
 func (r *Registry) config(ctx context.Context, cluster string) (*rest.Config, string, error) {
-	return r.configFrom(ctx, cluster, "secretRef")
+	return r.configFrom(ctx, cluster, "secretRef", false)
 }
 
 // Impersonator returns the configuration of a member cluster's impersonator: the credentials
 // of the Secret named by spec.impersonatorSecretRef (spec.secretRef's when the Cluster names
 // none), for requests made on behalf of a caller. It is re-read at most once per refresh
-// interval.
+// interval. A Pull cluster is reached only through its spec.proxyURL (a tunnel such as
+// apiserver-network-proxy, which the member dials out to), as Karmada's proxy does.
 func (r *Registry) Impersonator(ctx context.Context, cluster string) (*rest.Config, error) {
 	r.mu.Lock()
 	c, ok := r.impersonators[cluster]
@@ -118,7 +177,7 @@ func (r *Registry) Impersonator(ctx context.Context, cluster string) (*rest.Conf
 	if name, _, _ := unstructured.NestedString(obj.Object, "spec", field, "name"); name == "" {
 		field = "secretRef"
 	}
-	cfg, _, err := r.configFrom(ctx, cluster, field)
+	cfg, _, err := r.configFrom(ctx, cluster, field, true)
 	if err != nil {
 		return nil, err
 	}
@@ -134,11 +193,17 @@ type impersonator struct {
 }
 
 // configFrom builds the configuration of cluster from the credentials Secret its spec names
-// in secretField.
-func (r *Registry) configFrom(ctx context.Context, cluster, secretField string) (*rest.Config, string, error) {
+// in secretField. A Pull cluster is refused, or, when tunnelled, accepted with a
+// spec.proxyURL only.
+func (r *Registry) configFrom(ctx context.Context, cluster, secretField string, tunnelled bool) (*rest.Config, string, error) {
 	obj, err := r.controlPlane.Resource(kube.Clusters).Get(ctx, cluster, metav1.GetOptions{})
 	if err != nil {
 		return nil, "", fmt.Errorf("reading Cluster %s: %w", cluster, err)
+	}
+	if IsPullCluster(obj) {
+		if proxyURL, _, _ := unstructured.NestedString(obj.Object, "spec", "proxyURL"); !tunnelled || proxyURL == "" {
+			return nil, "", &PullClusterError{Cluster: cluster}
+		}
 	}
 	endpoint, _, _ := unstructured.NestedString(obj.Object, "spec", "apiEndpoint")
 	secretNS, _, _ := unstructured.NestedString(obj.Object, "spec", secretField, "namespace")
@@ -167,6 +232,12 @@ func (r *Registry) configFrom(ctx context.Context, cluster, secretField string) 
 	proxy.configure(cfg)
 	cfg.QPS, cfg.Burst = r.qps, r.burst
 	return cfg, obj.GetResourceVersion() + "/" + secret.ResourceVersion, nil
+}
+
+// IsPullCluster tells whether a Cluster object is in Pull mode (spec.syncMode Pull).
+func IsPullCluster(cluster *unstructured.Unstructured) bool {
+	mode, _, _ := unstructured.NestedString(cluster.Object, "spec", "syncMode")
+	return mode == string(clusterv1alpha1.Pull)
 }
 
 // UnboundSecretError is the refusal of a Cluster whose credentials Secret is not bound to it:

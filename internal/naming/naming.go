@@ -25,6 +25,11 @@ func ClusterOfExecutionNamespace(namespace string) (string, bool) {
 	return cluster, ok && cluster != ""
 }
 
+// PullTaskQueue is the Temporal task queue of a Pull cluster's agent: the activities that need
+// the member (Work execution, EndpointSlice collection, the health probe) are scheduled there
+// by the workflows running on taskQueue, and only the agent inside the member polls it.
+func PullTaskQueue(taskQueue, cluster string) string { return taskQueue + "/cluster/" + cluster }
+
 // WorkName is Karmada's deterministic Work name for an object: the object's name (lower-cased,
 // ':' replaced by '.') and the FNV-32a hash of "<namespace>-<name>-<kind>" in lower case
 // (without the namespace for cluster-scoped objects), safe-encoded.

@@ -43,6 +43,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 
 	switch o.Component {
 	case Worker:
+		fs.StringVar(&o.Cluster, "cluster", o.Cluster, "run as the agent of this Pull member cluster, inside it: --host-kubeconfig (empty: in-cluster config) is the member, and only that cluster's Work execution, EndpointSlice collection and health probe run here, from the task queue <task-queue>/cluster/<name>; every connection is outbound")
 		fs.DurationVar(&o.NamespaceRetention, "temporal-namespace-retention", o.NamespaceRetention, "retention of closed workflows in the namespace `worker bootstrap` registers (when missing)")
 		fs.DurationVar(&o.ClusterUnhealthyGrace, "cluster-unhealthy-grace", o.ClusterUnhealthyGrace, "how long a provider cluster may be not Ready before its EndpointSlices are withdrawn from consumers")
 		fs.DurationVar(&o.StickyScheduleToStartTimeout, "sticky-schedule-to-start-timeout", o.StickyScheduleToStartTimeout, "how long a workflow task waits for the worker that has the workflow cached before any worker takes it (the delay after a worker crash)")

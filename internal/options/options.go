@@ -98,6 +98,11 @@ type Options struct {
 	// Ready, like Karmada's --cluster-failure-threshold (starter).
 	ClusterFailureThreshold time.Duration
 
+	// Cluster, when set, runs the worker as the agent of that Pull cluster, inside it: the host
+	// cluster is the member, and the worker polls the cluster's own task queue
+	// (naming.PullTaskQueue) for the activities that need the member, and nothing else.
+	Cluster string
+
 	// Global resource proxy (worker): served when EnableProxy, over TLS. Without a certificate
 	// file the proxy serves a self-signed certificate made at start.
 	EnableProxy         bool

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/karmadaflow/karmadaflow/internal/redact"
@@ -93,6 +94,14 @@ func (o *Options) Validate() error {
 		}
 		if (o.SearchEtcdCert == "") != (o.SearchEtcdKey == "") {
 			errs = append(errs, errors.New("--search-etcd-certfile and --search-etcd-keyfile go together"))
+		}
+	}
+	if o.Cluster != "" {
+		if msgs := validation.IsDNS1123Label(o.Cluster); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--cluster %q: %s", o.Cluster, strings.Join(msgs, "; ")))
+		}
+		if o.EnableProxy {
+			errs = append(errs, errors.New("--cluster runs the agent of a Pull cluster, which serves no proxy: drop --enable-proxy"))
 		}
 	}
 	if o.MaxConcurrentWorkflowTasks < 2 {

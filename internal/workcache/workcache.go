@@ -202,7 +202,7 @@ func withWrites(cached []*unstructured.Unstructured, awaiting map[string]expecta
 // caller must read the API server. The object is shared: callers must not modify it.
 func (c *Cache) Get(ctx context.Context, namespace, name, minVersion string) (work *unstructured.Unstructured, exists, ok bool) {
 	least, err := strconv.ParseUint(minVersion, 10, 64)
-	if err != nil {
+	if c == nil || err != nil {
 		return nil, false, false
 	}
 	key := namespace + "/" + name

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"go.temporal.io/api/serviceerror"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -59,4 +60,17 @@ func SplitKey(key string) (namespace, name string, err error) {
 func IsResourceExhausted(err error) bool {
 	var exhausted *serviceerror.ResourceExhausted
 	return errors.As(err, &exhausted)
+}
+
+// EndpointSliceServiceKey maps an EndpointSlice (or its tombstone) to "<namespace>/<service>",
+// the key of the MultiClusterService of its Service; a slice of no Service has none.
+func EndpointSliceServiceKey(obj any) (string, error) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	slice, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok || slice.Labels[discoveryv1.LabelServiceName] == "" {
+		return "", nil
+	}
+	return slice.Namespace + "/" + slice.Labels[discoveryv1.LabelServiceName], nil
 }

@@ -184,3 +184,30 @@ func writeTokenKubeconfig(ctx context.Context, cluster *env.Cluster, account, pa
 	}
 	return clientcmd.WriteToFile(*cfg, path)
 }
+
+// StartAgent runs the agent of the Pull cluster member (worker --cluster) as the chart installs
+// it: the chart's agent identity in the member (target member) and in the control plane
+// (agent.pullClusters), each a kubeconfig with a token of its ServiceAccount, and waits until
+// it is ready. Its instance is "worker-agent-<cluster>", for Kill and StopInstance.
+func (s *Service) StartAgent(ctx context.Context, member *env.Cluster) error {
+	dir := filepath.Join(s.env.Dir, "identities")
+	if err := ApplyChartIdentities(ctx, member, append([]string{"target=member", "agent.cluster=" + member.Name}, s.opts.ChartValues...)); err != nil {
+		return err
+	}
+	if err := ApplyChartIdentities(ctx, s.env.ControlPlane, append([]string{"target=controlPlane", "agent.pullClusters={" + member.Name + "}"}, s.opts.ChartValues...)); err != nil {
+		return err
+	}
+	memberKubeconfig := filepath.Join(dir, "agent-"+member.Name+"-member.kubeconfig")
+	if err := writeTokenKubeconfig(ctx, member, "karmadaflow-agent", memberKubeconfig); err != nil {
+		return err
+	}
+	controlPlaneKubeconfig := filepath.Join(dir, "agent-"+member.Name+"-controlPlane.kubeconfig")
+	if err := writeTokenKubeconfig(ctx, s.env.ControlPlane, "karmadaflow-agent-"+member.Name, controlPlaneKubeconfig); err != nil {
+		return err
+	}
+	return s.StartInstance(ctx, AgentInstance(member.Name), []string{"--cluster", member.Name,
+		"--host-kubeconfig", memberKubeconfig, "--karmada-kubeconfig", controlPlaneKubeconfig})
+}
+
+// AgentInstance is the instance name of the agent of a Pull cluster.
+func AgentInstance(cluster string) string { return "worker-agent-" + cluster }

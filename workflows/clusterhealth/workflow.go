@@ -5,12 +5,14 @@
 package clusterhealth
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/karmadaflow/karmadaflow/activities/health"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
@@ -35,6 +37,12 @@ const (
 // threshold, and ending with a new run instead when a resync arrived for a Cluster found gone
 // (the Cluster may have been created again).
 const changeFailureThreshold = "failure-threshold"
+
+// changePullClusters versions probing a Pull cluster through its agent: the probe runs on the
+// cluster's own task queue (naming.PullTaskQueue), and a probe no agent takes within the
+// interval is recorded by the control plane as not reachable. It is asked only when a cluster
+// first answers Pull, so the histories of Push clusters hold no marker.
+const changePullClusters = "pull-clusters"
 
 // WorkflowID is the readable ID of the health workflow of one cluster.
 func WorkflowID(cluster string) string { return "cluster/" + cluster }
@@ -84,6 +92,7 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 	thresholded := workflow.GetVersion(ctx, changeFailureThreshold, workflow.DefaultVersion, 1) == 1
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 	phase := ""
+	pull := false // the cluster is in Pull mode: its agent probes it
 	for {
 		if err := ctx.Err(); err != nil {
 			return err // cancelled: stop where we are
@@ -93,8 +102,19 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 			probe.HoldReady = HoldReady(state.FailingSince, workflow.Now(ctx), threshold)
 		}
 		var res health.ProbeResult
-		probeCtx := summary.Local(ctx, "probe the API server of cluster %s", in.Cluster)
-		err := workflow.ExecuteLocalActivity(probeCtx, activities.ProbeCluster, probe).Get(ctx, &res)
+		var err error
+		if pull {
+			res, err = probeThroughAgent(ctx, probe, interval)
+		} else {
+			probeCtx := summary.Local(ctx, "probe the API server of cluster %s", in.Cluster)
+			err = workflow.ExecuteLocalActivity(probeCtx, activities.ProbeCluster, probe).Get(ctx, &res)
+			if err == nil && res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
+				res, err = probeThroughAgent(ctx, probe, interval)
+			}
+		}
+		if err == nil && (pull || res.Pull) {
+			pull = res.Pull
+		}
 		state.Probes++
 		state.LastProbe = workflow.Now(ctx)
 		if err == nil {
@@ -133,6 +153,29 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 			return workflow.NewContinueAsNewError(ctx, ClusterHealth, in)
 		}
 	}
+}
+
+// probeThroughAgent has the agent of a Pull cluster probe it, on the cluster's own task
+// queue. When no agent takes the probe within the interval, the control plane records the
+// cluster as not reachable, without dialling it.
+func probeThroughAgent(ctx workflow.Context, probe health.ProbeInput, interval time.Duration) (health.ProbeResult, error) {
+	agentCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              naming.PullTaskQueue(workflow.GetInfo(ctx).TaskQueueName, probe.Cluster),
+		ScheduleToStartTimeout: interval,
+		StartToCloseTimeout:    15 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	var res health.ProbeResult
+	err := workflow.ExecuteActivity(summary.Activity(agentCtx, "probe cluster %s through its agent", probe.Cluster),
+		activities.ProbeCluster, probe).Get(ctx, &res)
+	if err == nil {
+		return res, nil
+	}
+	probe.Unanswered = fmt.Sprintf("the agent of Pull cluster %s did not answer a probe within %s: %s", probe.Cluster, interval, err)
+	record := summary.Local(ctx, "record that the agent of cluster %s did not answer", probe.Cluster)
+	res = health.ProbeResult{}
+	err = workflow.ExecuteLocalActivity(record, activities.ProbeCluster, probe).Get(ctx, &res)
+	return res, err
 }
 
 func readyPhase(ready bool) string {

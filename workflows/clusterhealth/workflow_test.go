@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/karmadaflow/karmadaflow/activities/health"
@@ -197,4 +199,35 @@ func TestContinueAsNewCarriesTheFailureStart(t *testing.T) {
 	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
 	assert.WithinDuration(t, start, next.FailingSince, time.Second)
 	assert.True(t, p.last.HoldReady, "a first failure is held")
+}
+
+// A Pull cluster is probed by its agent, on the cluster's own task queue; when the agent does
+// not answer, the control plane records that, without dialling the cluster.
+func TestPullClusterIsProbedByItsAgent(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	RegisterWorkflow(env)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "karmadaflow"})
+	agentUp := true
+	var local []health.ProbeInput
+	agentProbes := 0
+	env.OnActivity(activities.ProbeCluster, mock.Anything, mock.Anything).Return(func(ctx context.Context, in health.ProbeInput) (health.ProbeResult, error) {
+		if activity.GetInfo(ctx).TaskQueue != "karmadaflow/cluster/member1" {
+			local = append(local, in)
+			return health.ProbeResult{Exists: true, Pull: true, Ready: in.Unanswered == ""}, nil
+		}
+		agentProbes++
+		if !agentUp {
+			return health.ProbeResult{}, errors.New("no agent took the probe")
+		}
+		return health.ProbeResult{Exists: true, Pull: true, Ready: true, Reachable: true}, nil
+	})
+	env.RegisterDelayedCallback(func() { agentUp = false }, 25*time.Second)
+	wftest.CheckAt(t, env, 35*time.Second, func() {
+		assert.Equal(t, 4, agentProbes, "at 0, 10, 20 and 30 s")
+		require.Len(t, local, 2, "the first probe, which found it Pull, and the record of the unanswered one")
+		assert.Empty(t, local[0].Unanswered)
+		assert.Contains(t, local[1].Unanswered, "the agent of Pull cluster member1 did not answer")
+		assert.False(t, state(t, env).Ready)
+	}, ClusterHealth, Input{Cluster: "member1"})
 }

@@ -15,6 +15,7 @@ import (
 
 	act "github.com/karmadaflow/karmadaflow/activities/execution"
 	"github.com/karmadaflow/karmadaflow/internal/jitter"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
@@ -65,6 +66,16 @@ const changeEndWhenClusterGone = "end-when-cluster-gone"
 // changeBoundCarriedWorks versions continuing as new without the Works still to apply when
 // there are more than one payload holds: the new run's full pass applies every Work anyway.
 const changeBoundCarriedWorks = "bound-carried-works"
+
+// changePullClusters versions the Works of a Pull cluster being applied by its agent: a
+// batch the control plane's side answers with Pull is run again on the cluster's own task
+// queue (naming.PullTaskQueue), and the batches after it go there directly. It is asked only
+// when a cluster first answers Pull, so the histories of Push clusters hold no marker.
+const changePullClusters = "pull-clusters"
+
+// AgentScheduleToStart bounds how long a batch waits on a Pull cluster's task queue for its
+// agent: an agent that is down fails the batch, which is retried with the usual backoff.
+const AgentScheduleToStart = 30 * time.Second
 
 // WorkflowID is the readable ID of the execution workflow of one cluster.
 func WorkflowID(cluster string) string { return "execution/" + cluster }
@@ -156,7 +167,8 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			}
 		}
 	}
-	full := true // a new run re-applies everything once
+	full := true  // a new run re-applies everything once
+	pull := false // the cluster is in Pull mode: its agent applies the Works
 	var lastFull, retryAt time.Time
 	failures := 0
 	drain := func() {
@@ -215,9 +227,12 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		}
 		futures := make([]workflow.Future, len(batches))
 		for i, b := range batches {
-			if applyAsActivity && (b.All || len(b.Works) > LocalBatch) {
+			switch {
+			case pull && !b.All: // a full pass asks the control plane's side first: is it still Pull?
+				futures[i] = applyOnAgent(ctx, b)
+			case applyAsActivity && (b.All || len(b.Works) > LocalBatch):
 				futures[i] = workflow.ExecuteActivity(summary.Activity(ctx, "%s", applySummary(b)), activities.ApplyWorks, b)
-			} else {
+			default:
 				futures[i] = workflow.ExecuteLocalActivity(summary.Local(ctx, "%s", applySummary(b)), activities.ApplyWorks, b)
 			}
 		}
@@ -227,7 +242,15 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		gone := false
 		for i, f := range futures {
 			var res act.ApplyResult
-			if err := f.Get(ctx, &res); err != nil {
+			err := f.Get(ctx, &res)
+			if err == nil && (batches[i].All || res.Pull) {
+				pull = res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1
+			}
+			if err == nil && res.Pull && pull {
+				res = act.ApplyResult{}
+				err = applyOnAgent(ctx, batches[i]).Get(ctx, &res)
+			}
+			if err != nil {
 				lastErr = err.Error()
 				if batches[i].All {
 					failed = append(failed, "*")
@@ -286,6 +309,16 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: carried})
 		}
 	}
+}
+
+// applyOnAgent has a batch applied by the agent of a Pull cluster, on the cluster's own task
+// queue.
+func applyOnAgent(ctx workflow.Context, b act.ApplyInput) workflow.Future {
+	options := workflow.GetActivityOptions(ctx)
+	options.TaskQueue = naming.PullTaskQueue(workflow.GetInfo(ctx).TaskQueueName, b.Cluster)
+	options.ScheduleToStartTimeout = AgentScheduleToStart
+	ctx = workflow.WithActivityOptions(ctx, options)
+	return workflow.ExecuteActivity(summary.Activity(ctx, "%s, by its agent", applySummary(b)), activities.ApplyWorks, b)
 }
 
 // removeExecutionSpace releases the Works of the gone cluster and removes its execution

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
@@ -199,4 +200,35 @@ func TestSignalDuringTheRemovalContinuesAsNew(t *testing.T) {
 	var next Input
 	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
 	assert.Equal(t, Input{Cluster: "member1"}, next)
+}
+
+// A Pull cluster's Works are applied by its agent: the full pass the control plane's side
+// answers with Pull runs again on the cluster's own task queue, and the changes after it go
+// there directly; every full pass asks the control plane's side first.
+func TestPullClusterWorksAreAppliedOnItsAgentsQueue(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	RegisterWorkflow(env)
+	var onAgent []act.ApplyInput
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		var in act.ApplyInput
+		require.NoError(t, args.Get(&in))
+		if info.TaskQueue == "karmadaflow/cluster/member1" {
+			onAgent = append(onAgent, in)
+		}
+	})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "karmadaflow"})
+	env.OnActivity(activities.ApplyWorks, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in act.ApplyInput) (act.ApplyResult, error) {
+			if activity.GetInfo(ctx).TaskQueue == "karmadaflow/cluster/member1" {
+				return act.ApplyResult{Applied: len(in.Works)}, nil
+			}
+			return act.ApplyResult{Pull: true}, nil // the control plane's side does not dial it
+		})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalChange, Change{Works: []string{"a"}}) }, time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalResync, nil) }, 2*time.Second)
+	wftest.CheckAt(t, env, 10*time.Second, func() {
+		assert.Equal(t, []act.ApplyInput{{Cluster: "member1", All: true}, {Cluster: "member1", Works: []string{"a"}}, {Cluster: "member1", All: true}}, onAgent)
+		assert.Empty(t, state(t, env).Failed)
+	}, WorkExecution, Input{Cluster: "member1"})
 }

@@ -37,8 +37,13 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 			futures = append(futures, nil)
 			continue
 		}
+		in := act.CollectInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore}
+		if isPull(r.obs, p) && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
+			futures = append(futures, collectOnAgent(ctx, in))
+			continue
+		}
 		collect := summary.Local(ctx, "collect EndpointSlices of %s from %s", r.ref, p)
-		futures = append(futures, workflow.ExecuteLocalActivity(collect, activities.CollectEndpointSlices, act.CollectInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore}))
+		futures = append(futures, workflow.ExecuteLocalActivity(collect, activities.CollectEndpointSlices, in))
 	}
 	var changed []string
 	for i, p := range targets {

@@ -97,7 +97,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		failed = true
 	}
 	var dispatchChanged bool
-	if !pending.Full && len(pending.Providers) > 0 &&
+	if !pending.Full && len(pending.Providers) > 0 && !anyPull(obs, pending.Providers) &&
 		workflow.GetVersion(ctx, changeCollectAndDispatch, workflow.DefaultVersion, 1) == 1 {
 		dispatchChanged = r.collectAndDispatch(ctx, plan, obs, pending)
 	} else {

@@ -30,8 +30,8 @@ app.kubernetes.io/component: {{ .component }}
 {{- if not (has .Values.mode (list "standalone" "besideKarmada")) }}
 {{- fail (printf "mode must be standalone or besideKarmada, got %q" .Values.mode) }}
 {{- end }}
-{{- if not (has .Values.target (list "host" "controlPlane")) }}
-{{- fail (printf "target must be host or controlPlane, got %q" .Values.target) }}
+{{- if not (has .Values.target (list "host" "controlPlane" "member")) }}
+{{- fail (printf "target must be host or controlPlane, or member for a Pull cluster's agent, got %q" .Values.target) }}
 {{- end }}
 {{- if eq .Values.mode "besideKarmada" }}true{{ end }}
 {{- end }}
@@ -146,4 +146,22 @@ capabilities:
 {{- fail "proxy.searchAPI.caBundle is required: the CA that verifies the proxy's serving certificate for the aggregator (or set proxy.searchAPI.insecureSkipTLSVerify=true to skip verification, as Karmada's own chart does for karmada-search)" }}
 {{- end }}true
 {{- end }}
+{{- end }}
+
+{{/* Fails unless .name, the value .value, is a Karmada Cluster's name: a DNS-1123 label of at
+most 48 characters (it names the execution namespace karmada-es-<name>). */}}
+{{- define "karmadaflow.checkClusterName" -}}
+{{- if or (gt (len .name) 48) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" .name)) }}
+{{- fail (printf "%s must be a DNS-1123 label of at most 48 characters, as a Cluster's name is, got %q" .value .name) }}
+{{- end }}
+{{- end }}
+
+{{/* The member cluster the agent runs in (target member): agent.cluster, required. */}}
+{{- define "karmadaflow.agentCluster" -}}
+{{- $cluster := .Values.agent.cluster | default "" | toString }}
+{{- if not $cluster }}
+{{- fail "agent.cluster is required with target member: the name of this member's Cluster in the Karmada control plane" }}
+{{- end }}
+{{- include "karmadaflow.checkClusterName" (dict "name" $cluster "value" "agent.cluster") }}
+{{- $cluster }}
 {{- end }}
