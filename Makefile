@@ -12,6 +12,9 @@ KARMADA_TOOLS := karmada-controller-manager karmada-scheduler karmada-webhook ka
 # end-to-end tests lint and render the chart with.
 ENV_TOOLS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok temporal \
 	temporal-server temporal-sql-tool temporal-ui-server helm $(KARMADA_TOOLS)
+# apiserver-network-proxy's server and agent, which test/proxye2e runs to reach a member in Pull
+# mode through spec.proxyURL, as Karmada does (built by the e2e target, not by make tools).
+NETWORK_PROXY_TOOLS := proxy-server proxy-agent
 # Where Karmada's source is: a directory holding karmada-src-$(KARMADA_COMMIT).tar.xz and its CRD
 # tarball (the default), or a Karmada checkout of that commit.
 KARMADA_SRC ?= $(abspath $(CURDIR)/../shared/karmada)
@@ -41,6 +44,10 @@ tools: ## Build the pinned local-environment binaries into bin/ (skips what is t
 	hack/tools/ensure.sh $(ENV_TOOLS)
 	hack/install-postgresql.sh
 	hack/install-chromium.sh
+
+.PHONY: network-proxy-tools
+network-proxy-tools: ## Build apiserver-network-proxy's proxy-server and proxy-agent into bin/ (test/proxye2e runs them).
+	hack/tools/ensure.sh $(NETWORK_PROXY_TOOLS)
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code and CRDs from api/.
@@ -81,7 +88,7 @@ unit: ## Unit and replay tests (no environment needed).
 	go test -count=1 $(GO_PACKAGES)
 
 .PHONY: e2e
-e2e: tools ## End-to-end tests against the real local environment.
+e2e: tools network-proxy-tools ## End-to-end tests against the real local environment.
 	go test -count=1 -p 1 -timeout $(TEST_TIMEOUT) $(E2E_PACKAGES)
 
 # The part of the end-to-end suite that runs again on the Temporal server (PostgreSQL, several

@@ -9,6 +9,9 @@ TEMPORAL_SERVER_VERSION    := v1.32.1
 TEMPORAL_UI_SERVER_VERSION := v2.55.0
 # Helm renders and lints deploy/charts (its own module graph: go install, Kubernetes v0.37).
 HELM_VERSION           := v3.22.0
+# apiserver-network-proxy's proxy-server and proxy-agent (module hack/tools/networkproxy): test/proxye2e
+# reaches a member in Pull mode through them, as Karmada does.
+NETWORK_PROXY_VERSION  := v0.36.0
 CONTROLLER_GEN_VERSION := v0.20.1
 WORKFLOWCHECK_VERSION  := v0.6.0
 # Image builds (make images): ko builds the images, crane the base image and the loopback

@@ -1,11 +1,12 @@
 // Package members connects to member clusters. It turns a Cluster object of the control plane
 // and the Secret it names (keys `token` and `caBundle`) into clients, through the forward proxy
-// the Cluster names (spec.proxyURL, spec.proxyHeader) if any, and keeps one set of clients per
-// cluster, refreshed when the Cluster or its Secret changes. A Secret is used only for the
-// Cluster it is bound to (BoundTo). A Pull cluster (spec.syncMode Pull) is never dialled for
-// Work execution, collection or probes, which its agent runs inside it (PullClusterError); the
-// proxy reaches one only through its spec.proxyURL. The agent's own registry (NewOwnRegistry)
-// holds the one member it runs in.
+// the Cluster names (spec.proxyURL, spec.proxyHeader) if any, presenting to an https one the
+// client certificate of the Secret's keys `proxyClientCert` and `proxyClientKey` when it holds
+// them, and keeps one set of clients per cluster, refreshed when the Cluster or its Secret
+// changes. A Secret is used only for the Cluster it is bound to (BoundTo). A Pull cluster
+// (spec.syncMode Pull) is never dialled for Work execution, collection or probes, which its
+// agent runs inside it (PullClusterError); the proxy reaches one only through its
+// spec.proxyURL. The agent's own registry (NewOwnRegistry) holds the one member it runs in.
 package members
 
 import (
@@ -226,6 +227,9 @@ func (r *Registry) configFrom(ctx context.Context, cluster, secretField string, 
 		return nil, "", fmt.Errorf("cluster %s: %w", cluster, err)
 	}
 	proxy, err := proxyOf(obj)
+	if err == nil {
+		err = proxy.useClientCertificate(secret)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("cluster %s: %w", cluster, err)
 	}

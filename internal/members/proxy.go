@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/proxy"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/third_party/forked/golang/netutil"
 	"k8s.io/client-go/rest"
@@ -28,6 +30,49 @@ import (
 type clusterProxy struct {
 	url    *url.URL
 	header http.Header
+	// clientTLS, when set, is the TLS configuration of the connection to an https proxy that
+	// requires a client certificate (useClientCertificate).
+	clientTLS *tls.Config
+}
+
+// The keys of a credentials Secret for an https forward proxy that requires a client
+// certificate, as apiserver-network-proxy's front end does: the certificate and its key (PEM),
+// and the CA bundle that verifies the proxy (the member's caBundle when absent).
+const (
+	proxyClientCertKey = "proxyClientCert"
+	proxyClientKeyKey  = "proxyClientKey"
+	proxyCABundleKey   = "proxyCABundle"
+)
+
+// useClientCertificate makes the connections to an https proxy present the client certificate
+// of secret's proxyClientCert and proxyClientKey, and verify the proxy with its proxyCABundle,
+// else its caBundle, else the system's roots. A Secret without those keys, no proxy, or a
+// proxy that is not https leave p as it is.
+func (p *clusterProxy) useClientCertificate(secret *corev1.Secret) error {
+	cert, key := secret.Data[proxyClientCertKey], secret.Data[proxyClientKeyKey]
+	if p == nil || p.url.Scheme != "https" || len(cert) == 0 && len(key) == 0 {
+		return nil
+	}
+	if len(cert) == 0 || len(key) == 0 {
+		return fmt.Errorf("secret %s/%s must hold both %s and %s, or neither", secret.Namespace, secret.Name, proxyClientCertKey, proxyClientKeyKey)
+	}
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		return fmt.Errorf("secret %s/%s: the forward proxy's client certificate (%s, %s): %w", secret.Namespace, secret.Name, proxyClientCertKey, proxyClientKeyKey, err)
+	}
+	caKey := proxyCABundleKey
+	if len(secret.Data[caKey]) == 0 {
+		caKey = "caBundle"
+	}
+	var roots *x509.CertPool // nil: the system's
+	if ca := secret.Data[caKey]; len(ca) > 0 {
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(ca) {
+			return fmt.Errorf("secret %s/%s: %s holds no PEM certificate", secret.Namespace, secret.Name, caKey)
+		}
+	}
+	p.clientTLS = &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: roots, MinVersion: tls.VersionTLS12}
+	return nil
 }
 
 // proxyOf reads the proxy settings of a Cluster object; nil when it names no proxy.
@@ -61,11 +106,22 @@ func proxyOf(cluster *unstructured.Unstructured) (*clusterProxy, error) {
 	return p, nil
 }
 
-// configure makes every connection of cfg go through the proxy. A socks5 proxy is dialled by
-// net/http itself; the headers ride on the CONNECT of an http or https proxy. Dialer reads
-// both back from cfg for connections opened apart from its transports.
+// configure makes every connection of cfg go through the proxy. The headers ride on the
+// CONNECT of an http or https proxy. Dialer reads the proxy back from cfg for connections
+// opened apart from its transports.
+//
+// net/http dials the proxy itself, and does the TLS handshake with an https one with the
+// member's TLS configuration, which has no certificate for the proxy: a proxy that requires a
+// client certificate is reached by cfg.Dial instead, which opens the tunnel (TLS with the
+// proxy, then CONNECT) and hands it to the transport as if it were a direct connection to the
+// member. The transport then does the member's TLS inside it, as it would behind any proxy.
 func (p *clusterProxy) configure(cfg *rest.Config) {
 	if p == nil {
+		return
+	}
+	if p.clientTLS != nil {
+		cfg.Proxy = noProxy // nor one of the environment (HTTPS_PROXY), which client-go would use
+		cfg.Dial = tunnel{proxy: p.url, header: p.header, tls: p.clientTLS}.dial
 		return
 	}
 	cfg.Proxy = http.ProxyURL(p.url)
@@ -84,15 +140,22 @@ func (p *clusterProxy) configure(cfg *rest.Config) {
 	})
 }
 
+// noProxy sends every request without a proxy.
+func noProxy(*http.Request) (*url.URL, error) { return nil, nil }
+
 // DialFunc opens a connection to addr.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Dialer returns how to reach cfg's server for a caller that opens its connections itself
 // instead of sending requests through cfg's transport, as apimachinery's upgrade-aware handler
 // does for exec, attach and port-forward (it dials directly, whatever the transport's Proxy):
-// through the forward proxy cfg names, with the CONNECT headers cfg's transports carry. Nil
-// when cfg names no proxy: dial directly.
+// with cfg's own Dial when it has one (a tunnel configure set up), else through the forward
+// proxy cfg names, with the CONNECT headers cfg's transports carry. Nil when cfg names neither:
+// dial directly.
 func Dialer(cfg *rest.Config) (DialFunc, error) {
+	if cfg.Dial != nil {
+		return cfg.Dial, nil
+	}
 	if cfg.Proxy == nil {
 		return nil, nil
 	}
@@ -130,7 +193,8 @@ func Dialer(cfg *rest.Config) (DialFunc, error) {
 type tunnel struct {
 	proxy  *url.URL
 	header http.Header
-	// tls verifies an https proxy: the cluster's, as net/http verifies it with the transport's.
+	// tls is the configuration of the handshake with an https proxy: the cluster's, as net/http
+	// uses the transport's, or the one presenting the proxy's client certificate.
 	tls *tls.Config
 }
 
