@@ -154,7 +154,7 @@ bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.
 .PHONY: replay-record
 replay-record: tools ## Record a new set of replay histories from the real end-to-end flow (older sets stay).
 	KARMADAFLOW_RECORD_HISTORIES=1 KARMADAFLOW_RECORD_SET=$(RECORD_SET) go test -count=1 -timeout 20m \
-	  -run 'TestMCSDeleted|TestMCSScaleProvider|TestMCSProvidersAndConsumersSwap|TestMCSInvalidSpec|TestMCSLoadBalancerOnlyIsUnsupported|TestMCSCreatedBeforeService|TestMCSContinuesAsNewOnRequest|TestDisruptiveCasesLast/TestMCSUnhealthyProviderGrace' ./test/e2e/
+	  -run 'TestMCSDeleted|TestMCSScaleProvider|TestMCSProvidersAndConsumersSwap|TestMCSInvalidSpec|TestMCSLoadBalancerOnlyIsUnsupported|TestMCSCreatedBeforeService|TestMCSContinuesAsNewOnRequest|TestMCSWithPullCluster|TestDisruptiveCasesLast/TestMCSUnhealthyProviderGrace' ./test/e2e/
 	KARMADAFLOW_RECORD_HISTORIES=1 KARMADAFLOW_RECORD_SET=$(RECORD_SET) go test -count=1 -timeout 10m -run 'TestNodePortInstall' ./test/provisioninge2e/
 
 .PHONY: run

@@ -193,7 +193,7 @@ func waitForFactories(ctx context.Context, deps dependencies) bool {
 			return false
 		}
 	}
-	for _, f := range []dynamicinformer.DynamicSharedInformerFactory{deps.ControlPlaneDynamic, deps.ControlPlaneWorks, deps.HostDynamic} {
+	for _, f := range []dynamicinformer.DynamicSharedInformerFactory{deps.ControlPlaneDynamic, deps.ControlPlaneWorks, deps.AgentCollectedWorks, deps.HostDynamic} {
 		for _, synced := range f.WaitForCacheSync(ctx.Done()) {
 			if !synced {
 				return false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,8 +66,15 @@ func newMCSTriggers(deps dependencies) (*mcsTriggers, []*trigger.Trigger, error)
 	applied.Coalesce = appliedCoalesce
 	appliedCondition := m.config("multiclusterservices-applied", m.mcs, nil, appliedReasonChanged, m.onAppliedCheck)
 	appliedCondition.Coalesce = appliedCoalesce
+	// Beside Karmada, a Pull provider's karmada-agent collects its slices into Works: each
+	// change is the provider's slice change.
+	agentCollected := deps.AgentCollectedWorks.ForResource(kube.Works).Informer()
+	if err := agentCollected.SetTransform(transformWork); err != nil {
+		return nil, nil, err
+	}
 	configs := []trigger.Config{
 		m.config("multiclusterservices", m.mcs, nil, trigger.GenerationOrMetadata(nil, nil), m.onMCS),
+		m.config("works-collected-by-karmada-agent", agentCollected, agentCollectedKey, trigger.GenerationOrMetadata(nil, nil), m.onAgentCollected),
 		m.config("services", services, nil, serviceChanged, m.onService),
 		m.config("clusters", m.clusters, nil, clusterChanged, m.onCluster),
 		applied, appliedCondition,
@@ -231,6 +239,16 @@ func (m *mcsTriggers) onWork(ctx context.Context, cluster string) error {
 		return m.deps.signalOrStart(ctx, kindWorkExecution,
 			m.executionStart(cluster, execution.SignalChange, execution.Change{Works: names, Versions: versions}))
 	})
+}
+
+// onAgentCollected tells a MultiClusterService that karmada-agent collected a change of its
+// slices in a Pull provider (key: agentCollectedKey).
+func (m *mcsTriggers) onAgentCollected(ctx context.Context, key string) error {
+	cluster, mcsKey, ok := strings.Cut(key, "|")
+	if !ok {
+		return nil
+	}
+	return m.signalSlices(ctx, cluster, mcsKey)
 }
 
 // signalSlices tells the MultiClusterService of a Service that its slices changed in cluster.

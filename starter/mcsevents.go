@@ -96,3 +96,23 @@ func unstructuredOf(obj any) *unstructured.Unstructured {
 	u, _ := obj.(*unstructured.Unstructured)
 	return u
 }
+
+// agentCollectedSelector selects the Works karmada-agent's endpointsliceCollect controller
+// writes for a MultiClusterService: marked managed by it, without a role of karmadaflow's.
+var agentCollectedSelector = networkingv1alpha1.LabelMCSName + "," + networkingv1alpha1.LabelEndpointSliceWorkManagedBy + ",!" + naming.LabelWorkRole
+
+// agentCollectedKey maps a Work karmada-agent collected to "<cluster>|<namespace>/<name>":
+// the provider it was collected from, and its MultiClusterService.
+func agentCollectedKey(obj any) (string, error) {
+	u := unstructuredOf(obj)
+	if u == nil {
+		return "", nil
+	}
+	// The informer's selector picked it; its transform keeps the MultiClusterService labels.
+	cluster, ok := naming.ClusterOfExecutionNamespace(u.GetNamespace())
+	l := u.GetLabels()
+	if !ok || l[networkingv1alpha1.LabelMCSName] == "" {
+		return "", nil
+	}
+	return cluster + "|" + l[networkingv1alpha1.LabelMCSNamespace] + "/" + l[networkingv1alpha1.LabelMCSName], nil
+}

@@ -38,6 +38,7 @@ type dependencies struct {
 	ControlPlaneKube    informers.SharedInformerFactory              // Services
 	ControlPlaneDynamic dynamicinformer.DynamicSharedInformerFactory // MultiClusterServices, Clusters
 	ControlPlaneWorks   dynamicinformer.DynamicSharedInformerFactory // Works (worksListOptions)
+	AgentCollectedWorks dynamicinformer.DynamicSharedInformerFactory // Works karmada-agent collected (agentCollectedSelector)
 	HostDynamic         dynamicinformer.DynamicSharedInformerFactory // Karmadas
 
 	queueMetrics workqueue.MetricsProvider
@@ -51,6 +52,8 @@ func (d *dependencies) newInformerFactories() {
 	d.ControlPlaneDynamic = dynamicinformer.NewDynamicSharedInformerFactory(d.ControlPlane.Dynamic, opts.ResyncPeriod)
 	d.ControlPlaneWorks = dynamicinformer.NewFilteredDynamicSharedInformerFactory(d.ControlPlane.Dynamic, opts.ResyncPeriod,
 		metav1.NamespaceAll, worksListOptions(opts.EnableWorkExecution))
+	d.AgentCollectedWorks = dynamicinformer.NewFilteredDynamicSharedInformerFactory(d.ControlPlane.Dynamic, opts.ResyncPeriod,
+		metav1.NamespaceAll, func(list *metav1.ListOptions) { list.LabelSelector = agentCollectedSelector })
 	// Only the Karmadas --provisioning-selector matches: the others are karmada-operator's,
 	// so neither the trigger nor the ensure loop sees them.
 	d.HostDynamic = dynamicinformer.NewFilteredDynamicSharedInformerFactory(d.Host.Dynamic, opts.ResyncPeriod, metav1.NamespaceAll,
@@ -65,7 +68,7 @@ type informerFactory interface {
 
 // informerFactories are the factories of newInformerFactories, to start and shut down.
 func (d dependencies) informerFactories() []informerFactory {
-	return []informerFactory{d.ControlPlaneKube, d.ControlPlaneDynamic, d.ControlPlaneWorks, d.HostDynamic}
+	return []informerFactory{d.ControlPlaneKube, d.ControlPlaneDynamic, d.ControlPlaneWorks, d.AgentCollectedWorks, d.HostDynamic}
 }
 
 // workflowID is the ID of the workflow with the readable ID id in this installation: id

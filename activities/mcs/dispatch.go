@@ -54,6 +54,9 @@ func (a *Activities) dispatchFrom(ctx context.Context, in DispatchInput, portNam
 		}
 		collected := sources[provider]
 		for i := range collected {
+			if collected[i].GetDeletionTimestamp() != nil {
+				continue // its slice is gone from the provider
+			}
 			slice, err := sliceOfWork(&collected[i])
 			if err != nil {
 				return res, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidWork", err)

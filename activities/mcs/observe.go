@@ -54,6 +54,7 @@ func (a *Activities) observeMCS(ctx context.Context, ref Ref) (Observation, erro
 	}
 	obs.Providers, obs.Consumers = mcs.Spec.ClusterLists()
 	obs.UnhealthyGrace = a.UnhealthyGrace
+	obs.KarmadaAgents = a.Execution == nil
 
 	svc, err := a.Core.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {

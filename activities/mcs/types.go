@@ -63,6 +63,10 @@ type Observation struct {
 	Clusters []ClusterState
 	// UnhealthyGrace is how long a provider may be not Ready before its slices are withdrawn.
 	UnhealthyGrace time.Duration
+	// KarmadaAgents: karmadaflow runs beside Karmada (no Work execution of its own), where a
+	// Pull provider's slices are collected by its karmada-agent (ReadAgentCollection), not by
+	// an agent of karmadaflow's.
+	KarmadaAgents bool `json:",omitempty"`
 }
 
 // PropagateServiceInput asks for the Service's Work in exactly these clusters.

@@ -43,7 +43,7 @@ func (a *Activities) cachedWorks(ctx context.Context, ref Ref, roles ...string) 
 	}
 	out := make([]unstructured.Unstructured, 0, len(works))
 	for _, w := range works {
-		if len(roles) == 0 || slices.Contains(roles, w.GetLabels()[naming.LabelWorkRole]) {
+		if len(roles) == 0 || slices.Contains(roles, naming.RoleOf(w.GetLabels())) {
 			out = append(out, *w)
 		}
 	}
@@ -61,8 +61,14 @@ func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string
 		}
 		selector = selector.Add(*req)
 	}
-	if len(roles) > 0 {
-		req, err := labels.NewRequirement(naming.LabelWorkRole, selection.In, roles)
+	// The Works karmada-agent collects carry no role label of karmadaflow's (naming.RoleOf):
+	// collected Works are picked here, not by the API server.
+	listedRoles := roles
+	if slices.Contains(roles, naming.RoleCollected) {
+		listedRoles = nil
+	}
+	if len(listedRoles) > 0 {
+		req, err := labels.NewRequirement(naming.LabelWorkRole, selection.In, listedRoles)
 		if err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidName", err)
 		}
@@ -72,15 +78,24 @@ func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string
 	if err != nil {
 		return nil, fmt.Errorf("listing Works of %s: %w", ref, err)
 	}
-	a.WorkCache.Listed(ref.Namespace, ref.Name, roles, list.Items, list.GetResourceVersion())
-	return list.Items, nil
+	a.WorkCache.Listed(ref.Namespace, ref.Name, listedRoles, list.Items, list.GetResourceVersion())
+	if len(listedRoles) == len(roles) {
+		return list.Items, nil
+	}
+	out := make([]unstructured.Unstructured, 0, len(list.Items))
+	for _, w := range list.Items {
+		if slices.Contains(roles, naming.RoleOf(w.GetLabels())) {
+			out = append(out, w)
+		}
+	}
+	return out, nil
 }
 
 // worksIn picks the Works of one role in namespace.
 func worksIn(works []unstructured.Unstructured, namespace, role string) []unstructured.Unstructured {
 	var out []unstructured.Unstructured
 	for _, w := range works {
-		if w.GetNamespace() == namespace && w.GetLabels()[naming.LabelWorkRole] == role {
+		if w.GetNamespace() == namespace && naming.RoleOf(w.GetLabels()) == role {
 			out = append(out, w)
 		}
 	}

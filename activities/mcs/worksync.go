@@ -29,7 +29,11 @@ func (a *Activities) DeleteWorks(ctx context.Context, in DeleteWorksInput) error
 // final, and after the workflow moved to this worker, its cache may not show yet the Works
 // another worker wrote; those would never be deleted.
 func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error {
-	works, err := a.listWorksLive(ctx, in.MCS, in.Roles...)
+	roles := in.Roles
+	if slices.Contains(roles, naming.RoleCollected) { // a provider's request for collection goes with what was collected
+		roles = append(slices.Clone(roles), naming.RoleCollectRequest)
+	}
+	works, err := a.listWorksLive(ctx, in.MCS, roles...)
 	if err != nil {
 		return err
 	}
@@ -74,13 +78,31 @@ func (a *Activities) preserveOnDeletion(ctx context.Context, work *unstructured.
 
 func (a *Activities) deleteWork(ctx context.Context, work *unstructured.Unstructured) error {
 	if work.GetDeletionTimestamp() != nil {
-		return nil // already going
+		return a.releaseSliceDispatch(ctx, work) // already going
 	}
 	err := a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()).Delete(ctx, work.GetName(), metav1.DeleteOptions{})
 	if kube.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
 	}
 	a.WorkCache.Deleted(work)
+	return a.releaseSliceDispatch(ctx, work)
+}
+
+// releaseSliceDispatch removes the endpointsliceDispatch controller's finalizer from a Work
+// karmada-agent collected (naming.FinalizerSliceDispatch): karmadaflow dispatches in that
+// controller's place, from the collected Works as they are, so a Work that goes needs nothing
+// more of it. Karmada's controller would remove it once it had cleaned the consumers up.
+func (a *Activities) releaseSliceDispatch(ctx context.Context, work *unstructured.Unstructured) error {
+	finalizers := work.GetFinalizers()
+	if !slices.Contains(finalizers, naming.FinalizerSliceDispatch) {
+		return nil
+	}
+	released := work.DeepCopy()
+	released.SetFinalizers(slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool { return f == naming.FinalizerSliceDispatch }))
+	_, err := a.ControlPlane.Resource(kube.Works).Namespace(work.GetNamespace()).Update(ctx, released, metav1.UpdateOptions{FieldManager: naming.FieldManager})
+	if kube.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("releasing Work %s/%s (finalizer %s): %w", work.GetNamespace(), work.GetName(), naming.FinalizerSliceDispatch, err)
+	}
 	return nil
 }
 
@@ -106,6 +128,11 @@ func (a *Activities) syncWorks(ctx context.Context, current []unstructured.Unstr
 // executed at once (see Execution). A desired Work that is still being deleted is written once
 // it is gone: until then the sync reports an error, so that it is retried.
 func (a *Activities) applyWorkSync(ctx context.Context, plan workSync, unready []string) (changed bool, err error) {
+	for _, w := range plan.release {
+		if err := a.releaseSliceDispatch(ctx, w); err != nil {
+			return false, err
+		}
+	}
 	for _, w := range plan.remove {
 		if err := a.deleteWork(ctx, w); err != nil {
 			return changed, err
@@ -143,6 +170,7 @@ type workSync struct {
 	writeOver        map[string]*unstructured.Unstructured // of write, the Work held now (namespace/name), if any
 	awaitingDeletion []string                              // desired, held but being deleted (namespace/name): written once gone
 	unapplied        []*unstructured.Unstructured          // desired, held as desired, but not applied at its generation
+	release          []*unstructured.Unstructured          // held, being deleted, waiting for the endpointsliceDispatch finalizer
 }
 
 // planWorkSync compares the Works held (current) with the desired ones by namespace, name and
@@ -159,6 +187,9 @@ func planWorkSync(current []unstructured.Unstructured, desired []*unstructured.U
 	for i := range current {
 		w := &current[i]
 		held[key(w)] = w
+		if w.GetDeletionTimestamp() != nil && slices.Contains(w.GetFinalizers(), naming.FinalizerSliceDispatch) {
+			plan.release = append(plan.release, w)
+		}
 		switch {
 		case wanted[key(w)], w.GetDeletionTimestamp() != nil:
 		case len(onlyProviders) > 0 && !slices.Contains(onlyProviders, w.GetLabels()[naming.LabelProvider]):

@@ -118,3 +118,17 @@ func TestPlanWorkSyncExecutesHeldWorksNotAppliedAtTheirGeneration(t *testing.T) 
 	assert.Equal(t, []string{"karmada-es-member2/behind", "karmada-es-member2/failed"}, names(plan.unapplied),
 		"held as desired but not applied at its generation: executed again; a suspended one never")
 }
+
+// A Work being deleted that karmada-agent collected waits for the endpointsliceDispatch
+// controller's finalizer, which karmadaflow, in that controller's place, releases.
+func TestPlanWorkSyncReleasesTheSliceDispatchFinalizer(t *testing.T) {
+	collected := heldWork("es-a", "collected-by-the-agent", "h1", "", true)
+	collected.SetFinalizers([]string{naming.FinalizerSliceDispatch})
+	other := heldWork("es-a", "going", "h1", "", true)
+	other.SetFinalizers([]string{naming.FinalizerExecution})
+	alive := heldWork("es-a", "alive", "h1", "", false)
+	alive.SetFinalizers([]string{naming.FinalizerSliceDispatch})
+
+	plan := planWorkSync([]unstructured.Unstructured{collected, other, alive}, nil, nil)
+	assert.Equal(t, []string{"es-a/collected-by-the-agent"}, names(plan.release))
+}

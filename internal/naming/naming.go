@@ -6,10 +6,12 @@ package naming
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	workv1alpha1 "github.com/karmadaflow/karmadaflow/api/work/v1alpha1"
 )
 
@@ -53,6 +55,9 @@ func DispatchedSliceName(provider, slice string) string { return provider + "-" 
 const (
 	// FinalizerExecution holds a Work until its manifests are removed from the member.
 	FinalizerExecution = "karmada.io/execution-controller"
+	// FinalizerSliceDispatch holds a Work karmada-agent collected until the endpointsliceDispatch
+	// controller, which karmadaflow replaces, has seen it go: karmadaflow releases it.
+	FinalizerSliceDispatch = "karmada.io/mcs-endpointslice-dispatch-controller"
 
 	// Labels karmadaflow puts on what it applies to a member cluster, so that it only ever
 	// deletes objects it created there.
@@ -102,4 +107,22 @@ const (
 	RoleService    = "service"
 	RoleCollected  = "collected"
 	RoleDispatched = "dispatched"
+	// RoleCollectRequest is the Work that holds the MultiClusterService itself in a Pull
+	// provider's execution namespace, beside Karmada: it has karmada-agent's endpointsliceCollect
+	// controller collect the provider's slices, as Karmada's MultiClusterService controller's
+	// Work does. It goes with the collected Works: removing those removes it too.
+	RoleCollectRequest = "collect-request"
 )
+
+// RoleOf is the role of a Work of a MultiClusterService, given its labels: its role label, or,
+// for a Work karmada-agent's endpointsliceCollect controller wrote (marked managed by
+// MultiClusterService, with no role of karmadaflow's), RoleCollected.
+func RoleOf(labels map[string]string) string {
+	if role, ok := labels[LabelWorkRole]; ok {
+		return role
+	}
+	if slices.Contains(strings.Split(labels[networkingv1alpha1.LabelEndpointSliceWorkManagedBy], "."), networkingv1alpha1.ManagedByMultiClusterService) {
+		return RoleCollected
+	}
+	return ""
+}

@@ -25,3 +25,23 @@ func TestExecutionNamespaceRoundTrip(t *testing.T) {
 	_, ok = ClusterOfExecutionNamespace("default")
 	assert.False(t, ok)
 }
+
+// A Work karmada-agent's endpointsliceCollect controller wrote counts as collected; karmadaflow's
+// own role label wins, and other Works have no role.
+func TestRoleOf(t *testing.T) {
+	for _, tc := range []struct {
+		labels map[string]string
+		want   string
+	}{
+		{map[string]string{LabelWorkRole: RoleDispatched}, RoleDispatched},
+		{map[string]string{LabelWorkRole: RoleCollected, "endpointslice.karmada.io/managed-by": "MultiClusterService"}, RoleCollected},
+		{map[string]string{"endpointslice.karmada.io/managed-by": "MultiClusterService"}, RoleCollected},
+		{map[string]string{"endpointslice.karmada.io/managed-by": "EndpointSliceCollect.MultiClusterService"}, RoleCollected},
+		{map[string]string{"endpointslice.karmada.io/managed-by": "MultiClusterServiceX"}, ""},
+		{nil, ""},
+	} {
+		if got := RoleOf(tc.labels); got != tc.want {
+			t.Errorf("RoleOf(%v) = %q, want %q", tc.labels, got, tc.want)
+		}
+	}
+}

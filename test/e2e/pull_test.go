@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,25 +14,35 @@ import (
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/test/env"
 	"github.com/karmadaflow/karmadaflow/test/service"
+	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 )
 
-// TestPullClusterProvidesAndConsumes turns member3 into a Pull cluster whose API server the
-// control plane cannot reach: its Cluster names an endpoint that refuses every connection and
-// counts it, with credentials bound to it, so that only the Pull rule keeps the control plane
-// from dialling. The agent (worker --cluster member3, with the chart's agent identities) runs
-// "inside" it. member3 then provides to and consumes from member1; the agent is killed, the
-// cluster turns not Ready and its slices are withdrawn; the agent comes back, and everything,
-// a change made meanwhile included, converges. No connection ever reached the endpoint.
-func TestPullClusterProvidesAndConsumes(t *testing.T) {
-	standaloneOnly(t)
+// TestMCSWithPullCluster turns member3 into a Pull cluster whose API server the control plane
+// cannot reach: its Cluster names an endpoint that accepts connections only to count them,
+// with credentials still bound to it, so that only the Pull rule keeps anyone from dialling.
+// Its agent runs "inside" it: standalone, karmadaflow's (worker --cluster member3, with the
+// chart's agent identities); beside Karmada, Karmada's own karmada-agent. member3 then provides
+// to and consumes from member1; the agent is killed, the cluster leaves Ready and its slices
+// are withdrawn; the agent comes back, and everything, a change made meanwhile included,
+// converges. No connection ever reached the endpoint.
+func TestMCSWithPullCluster(t *testing.T) {
 	m1, _, m3 := members(t)
-	refused := refuseConnections(t)
-	makePull(t, m3, "https://"+refused.addr)
-	require.NoError(t, svc.StartAgent(context.Background(), testEnv.Member(m3)))
-	agent := service.AgentInstance(m3)
-	t.Cleanup(func() { svc.StopInstance(agent) })
+	refused, err := env.NewCountingEndpoint()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = refused.Close() })
+	agent := pullAgentOf(t, m3, "https://"+refused.Addr)
+	agent.start()
 	expectClusterReadyWith(t, m3, "True", "")
+	// Beside Karmada, karmada-controller-manager dials the member until StartKarmadaAgent has
+	// restarted it (test/env/karmadaagent.go): from then on, nobody may.
+	dialledBefore := refused.Connections()
+	if !besideKarmada() {
+		require.Zero(t, dialledBefore, "the control plane dialled the Pull member's endpoint")
+	}
 
 	ns := testNamespace(t)
 	exposeFromMember1(t, ns, 2)
@@ -49,70 +57,89 @@ func TestPullClusterProvidesAndConsumes(t *testing.T) {
 		networkingv1alpha1.ConditionEndpointSliceDispatched, networkingv1alpha1.ConditionEndpointSliceApplied} {
 		expectCondition(t, ns, app, c, "True")
 	}
-	// A change in the Pull member reaches the consumer: the agent's watch signals it.
+	// A change in the Pull member reaches the consumer: the agent collects it.
 	scale(t, testEnv.Member(m3), ns, app, 2)
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m3: 2})
 
-	// The agent dies: no probe is answered, the cluster turns not Ready, and after the
-	// unhealthy grace its slices are withdrawn from member1.
-	svc.Kill(agent)
-	expectClusterReadyWith(t, m3, "False", "agent")
+	// The agent dies: the cluster leaves Ready, and after the unhealthy grace its slices are
+	// withdrawn from member1.
+	agent.kill()
+	expectClusterReadyWith(t, m3, agent.notReady, agent.notReadyMessage)
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{})
 
 	// Meanwhile member1 scales: member3 gets it once its agent is back.
 	scale(t, testEnv.Member(m1), ns, app, 3)
-	require.NoError(t, svc.StartAgent(context.Background(), testEnv.Member(m3)))
+	agent.start()
 	expectClusterReadyWith(t, m3, "True", "")
 	expectRemote(t, testEnv.Member(m1), ns, app, map[string]int{m3: 2})
 	expectRemote(t, testEnv.Member(m3), ns, app, map[string]int{m1: 3})
 
-	require.Zero(t, refused.count.Load(), "the control plane dialled the Pull member's endpoint")
+	t.Logf("connections to the Pull member's endpoint: %d before its agent took over, %d in all", dialledBefore, refused.Connections())
+	require.Equal(t, dialledBefore, refused.Connections(), "the control plane dialled the Pull member's endpoint")
+
+	if besideKarmada() {
+		recordHistory(t, mcs.WorkflowID(ns, app), "mcs-pull-provider-beside-karmada")
+		return
+	}
+	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-pull-provider")
+	recordHistory(t, execution.WorkflowID(m3), "execution-pull-member3")
+	recordHistory(t, clusterhealth.WorkflowID(m3), "clusterhealth-pull-member3")
 }
 
-// refusingEndpoint accepts connections only to count and close them.
-type refusingEndpoint struct {
-	addr  string
-	count atomic.Int64
+// pullAgent runs the agent of a Pull member, and tells how its Cluster looks once the agent is
+// gone.
+type pullAgent struct {
+	start, kill     func()
+	notReady        string // the Ready condition's status without the agent
+	notReadyMessage string // a part of its message
 }
 
-// refuseConnections listens on loopback until the test ends.
-func refuseConnections(t *testing.T) *refusingEndpoint {
+// pullAgentOf makes cluster a Pull cluster at endpoint until the test ends, when it becomes
+// the Push cluster it was again, and returns its agent: karmadaflow's standalone, Karmada's
+// karmada-agent beside Karmada (which registers the Cluster as Pull itself when it starts).
+func pullAgentOf(t *testing.T, cluster, endpoint string) pullAgent {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
-	r := &refusingEndpoint{addr: l.Addr().String()}
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			r.count.Add(1)
-			_ = conn.Close()
+	ctx := context.Background()
+	restorePush(t, cluster)
+	if besideKarmada() {
+		t.Cleanup(func() { _ = testEnv.StopKarmadaAgent(cluster) })
+		return pullAgent{
+			start: func() {
+				require.NoError(t, testEnv.StartKarmadaAgent(ctx, cluster, "--cluster-api-endpoint="+endpoint))
+			},
+			kill:     func() { require.NoError(t, testEnv.StopKarmadaAgent(cluster)) },
+			notReady: "Unknown", // Karmada's cluster controller, once the agent's lease expires
 		}
-	}()
-	return r
+	}
+	patchCluster(t, cluster, "Pull", endpoint)
+	instance := service.AgentInstance(cluster)
+	t.Cleanup(func() { svc.StopInstance(instance) })
+	return pullAgent{
+		start:    func() { require.NoError(t, svc.StartAgent(ctx, testEnv.Member(cluster))) },
+		kill:     func() { svc.Kill(instance) },
+		notReady: "False", notReadyMessage: "agent",
+	}
 }
 
-// makePull turns a member's Cluster into a Pull cluster at endpoint, until the test ends,
-// when it becomes the Push cluster it was.
-func makePull(t *testing.T, cluster, endpoint string) {
+// restorePush has the Cluster be the Push cluster it is now again when the test ends (the
+// agent stopped first: cleanups run last-registered first).
+func restorePush(t *testing.T, cluster string) {
 	t.Helper()
-	clusters := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters)
-	obj, err := clusters.Get(context.Background(), cluster, metav1.GetOptions{})
+	obj, err := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters).Get(context.Background(), cluster, metav1.GetOptions{})
 	require.NoError(t, err)
 	was, _, _ := unstructured.NestedString(obj.Object, "spec", "apiEndpoint")
-	patch := func(mode, endpoint string) error {
-		body := fmt.Sprintf(`{"spec":{"syncMode":%q,"apiEndpoint":%q}}`, mode, endpoint)
-		_, err := clusters.Patch(context.Background(), cluster, types.MergePatchType, []byte(body), metav1.PatchOptions{})
-		return err
-	}
-	require.NoError(t, patch("Pull", endpoint))
 	t.Cleanup(func() {
-		require.NoError(t, patch("Push", was))
+		patchCluster(t, cluster, "Push", was)
 		expectClusterReadyWith(t, cluster, "True", "")
 	})
+}
+
+// patchCluster sets a Cluster's sync mode and endpoint.
+func patchCluster(t *testing.T, cluster, mode, endpoint string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"spec":{"syncMode":%q,"apiEndpoint":%q}}`, mode, endpoint)
+	_, err := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters).Patch(context.Background(), cluster, types.MergePatchType, []byte(body), metav1.PatchOptions{})
+	require.NoError(t, err)
 }
 
 // expectClusterReadyWith waits until the Cluster's Ready condition has status, and a message

@@ -80,6 +80,8 @@ type karmadaComponents struct {
 
 	client *http.Client // verifies the components' CA
 	procs  []*process   // every component started, watched while waiting
+
+	agents map[string]*karmadaAgent // by member, under Env.mu: see karmadaagent.go
 }
 
 func (k *karmadaComponents) file(name string) string { return filepath.Join(k.dir, name) }
@@ -192,10 +194,7 @@ func (e *Env) startKarmada(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		healthz := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)) + "/healthz"
-		if err := waitFor(ctx, karmadaReadyTimeout, "/healthz of "+c.bin, func(ctx context.Context) error {
-			return k.get(ctx, healthz)
-		}, p); err != nil {
+		if err := k.waitHealthy(ctx, c.bin, c.port, p); err != nil {
 			return err
 		}
 	}
@@ -216,6 +215,14 @@ func (e *Env) startKarmadaComponent(bin string, args []string, port int) (*proce
 // get answers nil when url answers 200, verifying the components' CA over HTTPS.
 func (k *karmadaComponents) get(ctx context.Context, url string) error {
 	return getOK(ctx, k.client, url)
+}
+
+// waitHealthy waits until the component p (name, for errors) answers /healthz on port.
+func (k *karmadaComponents) waitHealthy(ctx context.Context, name string, port int, p *process) error {
+	healthz := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + "/healthz"
+	return waitFor(ctx, karmadaReadyTimeout, "/healthz of "+name, func(ctx context.Context) error {
+		return k.get(ctx, healthz)
+	}, p)
 }
 
 // aggregatedArgs are upstream's flags of karmada-aggregated-apiserver, on loopback and the

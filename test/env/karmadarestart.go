@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
 )
 
@@ -24,6 +22,19 @@ func (e *Env) RestartKarmadaControllerManager(ctx context.Context, controllers s
 	if controllers == "" {
 		controllers = DefaultKarmadaControllers
 	}
+	args := append(k.controllerManagerArgs(e.ControlPlane.Kubeconfig, controllers), extraArgs...)
+	if err := e.restartKarmadaControllerManager(ctx, args); err != nil {
+		return err
+	}
+	e.opts.KarmadaControllers = controllers
+	return nil
+}
+
+// restartKarmadaControllerManager stops karmada-controller-manager and starts it again with
+// args (nil: the flags it ran with), on the same health port and log file, returning once the
+// new one answers /healthz.
+func (e *Env) restartKarmadaControllerManager(ctx context.Context, args []string) error {
+	k := e.karmada
 	i := -1
 	for j, p := range k.procs {
 		if p.name == binKarmadaCM {
@@ -32,6 +43,9 @@ func (e *Env) RestartKarmadaControllerManager(ctx context.Context, controllers s
 	}
 	if i < 0 {
 		return fmt.Errorf("%s was never started", binKarmadaCM)
+	}
+	if args == nil {
+		args = k.procs[i].args
 	}
 	begin := time.Now()
 	if err := k.procs[i].stop(stopGrace); err != nil {
@@ -43,19 +57,14 @@ func (e *Env) RestartKarmadaControllerManager(ctx context.Context, controllers s
 	if stopping {
 		return errors.New("the environment is stopping")
 	}
-	args := append(k.controllerManagerArgs(e.ControlPlane.Kubeconfig, controllers), extraArgs...)
 	p, err := e.startProcess(binKarmadaCM, binKarmadaCM, args, k.dir, tierComponent, k.controllerManagerPort)
 	if err != nil {
 		return err
 	}
 	k.procs[i] = p
-	e.opts.KarmadaControllers = controllers
-	healthz := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(k.controllerManagerPort)) + "/healthz"
-	if err := waitFor(ctx, karmadaReadyTimeout, "/healthz of restarted "+binKarmadaCM, func(ctx context.Context) error {
-		return k.get(ctx, healthz)
-	}, p); err != nil {
+	if err := k.waitHealthy(ctx, "restarted "+binKarmadaCM, k.controllerManagerPort, p); err != nil {
 		return err
 	}
-	e.phase(binKarmadaCM+" restarted with --controllers="+controllers, begin)
+	e.phase(binKarmadaCM+" restarted", begin)
 	return nil
 }

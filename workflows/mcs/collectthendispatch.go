@@ -39,7 +39,7 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 		}
 		in := act.CollectInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore}
 		if isPull(r.obs, p) && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
-			futures = append(futures, collectOnAgent(ctx, in))
+			futures = append(futures, collectPull(ctx, *r.obs, in))
 			continue
 		}
 		collect := summary.Local(ctx, "collect EndpointSlices of %s from %s", r.ref, p)

@@ -13,8 +13,9 @@ import (
 )
 
 // Pull providers: the control plane never dials a Pull cluster, so the agent inside it
-// collects its EndpointSlices, on the cluster's own task queue. Dispatching stays here: it
-// reads and writes Works of the control plane only.
+// collects its EndpointSlices: karmadaflow's, on the cluster's own task queue, or beside
+// Karmada, karmada-agent. Dispatching stays here: it reads and writes Works of the control
+// plane only.
 
 // changePullClusters versions collecting a Pull provider's slices through its agent. It is
 // asked only when a Pull provider is collected, so other histories hold no marker.
@@ -37,6 +38,16 @@ func isPull(obs *act.Observation, cluster string) bool {
 // by the agent first, then dispatched, not by one activity here doing both.
 func anyPull(obs act.Observation, clusters []string) bool {
 	return slices.ContainsFunc(clusters, func(c string) bool { return isPull(&obs, c) })
+}
+
+// collectPull has a Pull provider's slices collected: by karmadaflow's agent in the member,
+// or, beside Karmada, by its karmada-agent, whose collection is read here.
+func collectPull(ctx workflow.Context, obs act.Observation, in act.CollectInput) workflow.Future {
+	if obs.KarmadaAgents {
+		read := summary.Local(ctx, "read the EndpointSlices of %s that karmada-agent collected from %s", in.MCS, in.Provider)
+		return workflow.ExecuteLocalActivity(read, activities.ReadAgentCollection, in)
+	}
+	return collectOnAgent(ctx, in)
 }
 
 // collectOnAgent has the agent of a Pull provider collect its slices.

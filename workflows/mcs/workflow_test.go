@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -389,6 +390,45 @@ func TestSafetyResyncIsSpreadByWorkflowID(t *testing.T) {
 					assert.Equal(t, tc.fulls, observed, "full reconciles at %s (spread %s)", tc.at, resync)
 				}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 			}
+		})
+	}
+}
+
+// A Pull provider's slices are collected by its agent, full reconcile and slice change alike:
+// standalone by karmadaflow's, on the cluster's own task queue; beside Karmada by karmada-agent,
+// whose collection is read here. Dispatching stays here; the one-activity collect-and-dispatch
+// path is not taken.
+func TestPullProviderIsCollectedByItsAgent(t *testing.T) {
+	for _, besideKarmada := range []bool{false, true} {
+		t.Run(fmt.Sprintf("besideKarmada=%v", besideKarmada), func(t *testing.T) {
+			env, rec := newEnv(t, func() act.Observation {
+				obs := observation(act.ClusterState{Name: "member1", Ready: true, Pull: true}, ready("member2"))
+				obs.KarmadaAgents = besideKarmada
+				return obs
+			})
+			env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "karmadaflow"})
+			var onAgent, readFromKarmadaAgent int
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				if info.ActivityType.Name == "CollectEndpointSlices" && info.TaskQueue == "karmadaflow/cluster/member1" {
+					onAgent++
+				}
+			})
+			env.OnActivity(activities.ReadAgentCollection, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectInput) (act.CollectResult, error) {
+				readFromKarmadaAgent++
+				return act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 1}}, Changed: true}, nil
+			})
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
+			}, time.Second)
+			wftest.CheckAt(t, env, 2*time.Second, func() {
+				if besideKarmada {
+					assert.Equal(t, [2]int{0, 2}, [2]int{onAgent, readFromKarmadaAgent})
+				} else {
+					assert.Equal(t, [2]int{2, 0}, [2]int{onAgent, readFromKarmadaAgent})
+				}
+				assert.Zero(t, rec.merged, "no collect-and-dispatch of a Pull provider here")
+				assert.Len(t, rec.dispatch, 2, "dispatched after each collection")
+			}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 		})
 	}
 }

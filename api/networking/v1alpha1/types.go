@@ -190,6 +190,9 @@ const (
 	// LabelMCSName and LabelMCSNamespace are put on every Work a MultiClusterService causes.
 	LabelMCSName      = "multiclusterservice.karmada.io/name"
 	LabelMCSNamespace = "multiclusterservice.karmada.io/namespace"
+	// LabelMCSPermanentID is the ID karmada-webhook gives a MultiClusterService; Karmada's
+	// MultiClusterService controller copies it onto the Work that holds the object.
+	LabelMCSPermanentID = "multiclusterservice.karmada.io/permanent-id"
 	// LabelEndpointSliceWorkManagedBy, with ManagedByMultiClusterService, marks the Works of
 	// EndpointSlices collected for a MultiClusterService, as Karmada's own collection marks them.
 	LabelEndpointSliceWorkManagedBy = "endpointslice.karmada.io/managed-by"
