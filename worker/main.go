@@ -4,7 +4,8 @@
 // aggregator with --serve-search-api). It is ready once Temporal answers and the worker polls
 // its task queue. SIGINT or SIGTERM stops polling, lets running activities finish (up to
 // --shutdown-timeout) and exits. `worker bootstrap` (same flags) registers the namespace and the
-// search attributes the worker needs, and exits.
+// search attributes the worker needs, and exits. With --cluster <name> it is instead the agent
+// of that Pull member cluster, run inside it (agent.go).
 package main
 
 import (
