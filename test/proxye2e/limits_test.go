@@ -143,24 +143,40 @@ func TestInFlightLimitsAnswer429(t *testing.T) {
 	}, time.Minute, 200*time.Millisecond, "the limited proxy does not serve")
 
 	// A create in the control plane whose body never ends holds the one slot: it is not
-	// answered until released.
-	holdCtx, release := context.WithCancel(ctx)
-	defer release()
-	bodyReader, bodyWriter := io.Pipe()
-	defer bodyWriter.Close()
-	held := make(chan *http.Response, 1)
-	go func() {
-		resp, err := send(holdCtx, http.MethodPost, "/apis/apps/v1/namespaces/default/deployments", bodyReader)
-		if err == nil {
-			resp.Body.Close()
-		}
-		held <- resp
-	}()
-	select {
-	case resp := <-held:
-		t.Fatalf("the request meant to hold the slot was answered: %v", resp)
-	case <-time.After(time.Second):
+	// answered until released. The GET above may hold the slot a moment longer than its answer
+	// takes (the proxy frees it when its handler returns): a hold answered 429 is sent again.
+	var release context.CancelFunc
+	var held chan *http.Response
+	hold := func() {
+		var holdCtx context.Context
+		holdCtx, release = context.WithCancel(ctx)
+		bodyReader, bodyWriter := io.Pipe()
+		t.Cleanup(func() { bodyWriter.Close() })
+		held = make(chan *http.Response, 1)
+		go func() {
+			resp, err := send(holdCtx, http.MethodPost, "/apis/apps/v1/namespaces/default/deployments", bodyReader)
+			if err == nil {
+				resp.Body.Close()
+			}
+			held <- resp
+		}()
 	}
+	for attempt := 1; ; attempt++ {
+		hold()
+		var resp *http.Response
+		select {
+		case resp = <-held:
+		case <-time.After(time.Second):
+		}
+		if resp == nil {
+			break // held
+		}
+		release()
+		if resp.StatusCode != http.StatusTooManyRequests || attempt == 10 {
+			t.Fatalf("the request meant to hold the slot was answered: %v", resp)
+		}
+	}
+	defer func() { release() }()
 	expect429 := func(resp *http.Response, what string) {
 		t.Helper()
 		assert.Equal(t, "1", resp.Header.Get("Retry-After"), what)
