@@ -15,7 +15,6 @@ import (
 	executionactivities "github.com/karmadaflow/karmadaflow/activities/execution"
 	"github.com/karmadaflow/karmadaflow/activities/health"
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
-	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
@@ -41,12 +40,6 @@ func registerAgent(w worker.ActivityRegistry, deps dependencies) {
 	w.RegisterActivityWithOptions(collect.CollectEndpointSlices, activity.RegisterOptions{Name: "CollectEndpointSlices"})
 }
 
-// agentSliceSelector selects the member's slices that can be collected: those of a Service,
-// not dispatched by karmadaflow or Karmada.
-var agentSliceSelector = networkingv1alpha1.LabelServiceName + "," +
-	networkingv1alpha1.LabelEndpointSliceManagedBy + " notin (" + networkingv1alpha1.ManagedByEndpointSliceDispatch + "," +
-	networkingv1alpha1.ManagedByEndpointSliceKarmada + ")"
-
 // watchMemberSlices signals the workflow of each MultiClusterService whose Service's slices
 // change in the member, until ctx is done. Only MultiClusterServices that exist are told: the
 // starter starts the workflows, and a new one collects everything at its first reconcile.
@@ -57,7 +50,7 @@ func watchMemberSlices(ctx context.Context, deps dependencies, temporal client.C
 		return err
 	}
 	sliceInformers := informers.NewSharedInformerFactoryWithOptions(member.Watching, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = agentSliceSelector }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = mcsactivities.CollectableSelector }))
 	slices := sliceInformers.Discovery().V1().EndpointSlices().Informer()
 	mcsInformers := dynamicinformer.NewDynamicSharedInformerFactory(deps.ControlPlane.Dynamic, 0)
 	services := mcsInformers.ForResource(kube.MultiClusterServices).Informer()

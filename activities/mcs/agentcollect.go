@@ -64,9 +64,13 @@ func (a *Activities) readAgentCollection(ctx context.Context, in CollectInput) (
 // namespace, suspended (nothing is applied to the member), named and labelled as Karmada's
 // MultiClusterService controller names and labels its own.
 func (a *Activities) collectRequest(ctx context.Context, in CollectInput) (*unstructured.Unstructured, error) {
-	obj, err := a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(in.MCS.Namespace).Get(ctx, in.MCS.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("reading MultiClusterService %s: %w", in.MCS, err)
+	// The copy ObserveMCS read: a spec change has the workflow observe before it collects.
+	obj := a.seen.get(in.MCS)
+	if obj == nil {
+		var err error
+		if obj, err = a.ControlPlane.Resource(kube.MultiClusterServices).Namespace(in.MCS.Namespace).Get(ctx, in.MCS.Name, metav1.GetOptions{}); err != nil {
+			return nil, fmt.Errorf("reading MultiClusterService %s: %w", in.MCS, err)
+		}
 	}
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	manifest := &unstructured.Unstructured{Object: map[string]any{"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(), "spec": spec}}

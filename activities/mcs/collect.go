@@ -65,6 +65,12 @@ func (a *Activities) readProviderSlices(ctx context.Context, in CollectInput) (C
 	return res, desired, nil
 }
 
+// CollectableSelector selects, in a member, the slices Collectable accepts: those of a
+// Service that neither karmadaflow nor Karmada dispatched.
+var CollectableSelector = networkingv1alpha1.LabelServiceName + "," +
+	networkingv1alpha1.LabelEndpointSliceManagedBy + " notin (" + networkingv1alpha1.ManagedByEndpointSliceDispatch + "," +
+	networkingv1alpha1.ManagedByEndpointSliceKarmada + ")"
+
 // Collectable tells whether a slice is the cluster's own: slices that karmadaflow or Karmada
 // dispatched are never collected, so a cluster that both provides and consumes never loops.
 func Collectable(slice *discoveryv1.EndpointSlice) bool {
