@@ -107,6 +107,9 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			TaskQueueActivitiesPerSecond:            opts.ActivitiesPerSecond,
 			WorkerStopTimeout:                       opts.ShutdownTimeout,
 			StickyScheduleToStartTimeout:            opts.StickyScheduleToStartTimeout,
+			// Pollers follow the backlog: few while idle, more while tasks wait.
+			WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+			ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 			OnFatalError: func(err error) {
 				select {
 				case fatal <- err:

@@ -23,6 +23,17 @@ const (
 	inlineTimeout     = 4 * time.Second
 )
 
+// withMemberBudget bounds the members' part of an activity: inlineTimeout, and at most half
+// of what is left of the activity's own time, so that a slow member leaves its Works to Work
+// execution while the activity still has the time to finish its writes.
+func withMemberBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := inlineTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(deadline)/2)
+	}
+	return context.WithTimeout(ctx, budget)
+}
+
 // execute has the executable Works applied by Work execution's applier, when it runs in this
 // worker, except in the clusters named unready. A failure is counted, not returned: the Work is
 // written, and Work execution, told of it by the starter, applies it with its own retries.
@@ -30,7 +41,7 @@ func (a *Activities) execute(ctx context.Context, works []*unstructured.Unstruct
 	if a.Execution == nil || len(works) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, inlineTimeout)
+	ctx, cancel := withMemberBudget(ctx)
 	defer cancel()
 	var group errgroup.Group
 	group.SetLimit(inlineParallelism)
@@ -64,7 +75,7 @@ func (a *Activities) appliesWhileWriting(work, held *unstructured.Unstructured, 
 // executeWhileWriting writes the Work and applies it to the member at the same time, with Work
 // execution's applier (bounded as execute is); a failure to apply is counted, not returned.
 func (a *Activities) executeWhileWriting(ctx context.Context, cluster string, held, work *unstructured.Unstructured, write func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
-	memberCtx, cancel := context.WithTimeout(ctx, inlineTimeout)
+	memberCtx, cancel := withMemberBudget(ctx)
 	defer cancel()
 	written, writeErr, applyErr := a.Execution.ApplyWhileWriting(memberCtx, cluster, held, work, write)
 	if writeErr == nil {

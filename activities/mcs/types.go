@@ -191,4 +191,10 @@ type DeleteWorksInput struct {
 	MCS            Ref
 	Roles          []string `json:",omitempty"`
 	ExceptClusters []string `json:",omitempty"`
+	// Prune: the Works are those a reconcile no longer wants, and may be found in this
+	// worker's cache (when OthersWroteBefore allows it). A deletion of every Work of a
+	// MultiClusterService that goes is final, and always reads the API server.
+	Prune bool `json:",omitempty"`
+	// OthersWroteBefore: see PropagateServiceInput.
+	OthersWroteBefore time.Time `json:",omitempty"`
 }

@@ -25,15 +25,22 @@ func (a *Activities) DeleteWorks(ctx context.Context, in DeleteWorksInput) error
 	return a.Metrics.count("delete", a.deleteWorks(ctx, in))
 }
 
-// deleteWorks lists the Works from the API server, not from this worker's cache: a deletion is
-// final, and after the workflow moved to this worker, its cache may not show yet the Works
-// another worker wrote; those would never be deleted.
+// deleteWorks lists the Works a prune removes as every other step of a reconcile reads them
+// (listWorks): a Work another worker wrote that this worker's cache does not show yet is
+// pruned by the next reconcile. The deletion of every Work of a MultiClusterService that goes
+// is final, and reads the API server: a Work missed then would never be deleted.
 func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error {
 	roles := in.Roles
 	if slices.Contains(roles, naming.RoleCollected) { // a provider's request for collection goes with what was collected
 		roles = append(slices.Clone(roles), naming.RoleCollectRequest)
 	}
-	works, err := a.listWorksLive(ctx, in.MCS, roles...)
+	var works []unstructured.Unstructured
+	var err error
+	if in.Prune {
+		works, err = a.listWorks(ctx, in.MCS, in.OthersWroteBefore, roles...)
+	} else {
+		works, err = a.listWorksLive(ctx, in.MCS, roles...)
+	}
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.DurationVar(&o.ClusterUnhealthyGrace, "cluster-unhealthy-grace", o.ClusterUnhealthyGrace, "how long a provider cluster may be not Ready before its EndpointSlices are withdrawn from consumers")
 		fs.DurationVar(&o.StickyScheduleToStartTimeout, "sticky-schedule-to-start-timeout", o.StickyScheduleToStartTimeout, "how long a workflow task waits for the worker that has the workflow cached before any worker takes it (the delay after a worker crash)")
 		fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
-		fs.IntVar(&o.MaxConcurrentWorkflowTasks, "max-concurrent-workflow-tasks", o.MaxConcurrentWorkflowTasks, "workflow tasks this worker runs at once; a task waits for its local activities, so more than the local activities can serve only makes each task longer")
+		fs.IntVar(&o.MaxConcurrentWorkflowTasks, "max-concurrent-workflow-tasks", o.MaxConcurrentWorkflowTasks, "workflow tasks this worker runs at once (default: 4 per CPU); a task waits for its local activities, so more tasks than the CPUs serve only make each one longer, until the SDK heartbeats it")
 		fs.IntVar(&o.MaxConcurrentLocalActivities, "max-concurrent-local-activities", o.MaxConcurrentLocalActivities, "local activities (short API calls of the reconcile loops) this worker runs at once; more queue in the worker instead of overloading the API servers")
 		fs.BoolVar(&o.EnableProxy, "enable-proxy", o.EnableProxy, "serve the global resource proxy")
 		fs.StringVar(&o.ProxyBindAddress, "proxy-bind-address", o.ProxyBindAddress, "host:port the global resource proxy listens on")

@@ -1,6 +1,7 @@
 package options
 
 import (
+	"runtime"
 	"time"
 )
 
@@ -14,6 +15,9 @@ const (
 	Worker  Component = "worker"
 	Starter Component = "starter"
 )
+
+// WorkflowTasksPerCPU is the default of MaxConcurrentWorkflowTasks per CPU the process may use.
+const WorkflowTasksPerCPU = 4
 
 // EnvPrefix starts the name of the environment variable of every flag.
 const EnvPrefix = "KARMADAFLOW_"
@@ -68,10 +72,15 @@ type Options struct {
 	// StickyScheduleToStartTimeout is how long a workflow task waits for the worker that has
 	// the workflow cached before any worker may take it: the delay after a worker crash.
 	StickyScheduleToStartTimeout time.Duration
-	MaxConcurrentActivities      int     // 0: the SDK default
-	MaxConcurrentLocalActivities int     // local activities run at once; bounds the load on the API servers
-	MaxConcurrentWorkflowTasks   int     // workflow tasks run at once; keeps each one short under load
-	ActivitiesPerSecond          float64 // per task queue, across all workers; 0: unlimited
+	MaxConcurrentActivities      int // 0: the SDK default
+	MaxConcurrentLocalActivities int // local activities run at once; bounds the load on the API servers
+	// MaxConcurrentWorkflowTasks bounds the workflow tasks run at once. A task waits for its
+	// local activities, so more tasks than the CPUs serve only make each one longer: past the
+	// heartbeat point (80% of the workflow task timeout) the SDK heartbeats the task, which
+	// costs a round trip and three history events. The default, WorkflowTasksPerCPU per CPU,
+	// kept 500 cold-start reconciles within their tasks on 2 cores (docs/benchmarks.md).
+	MaxConcurrentWorkflowTasks int
+	ActivitiesPerSecond        float64 // per task queue, across all workers; 0: unlimited
 
 	// Starter only.
 	TriggerWorkers int           // goroutines per trigger that send signals
@@ -194,7 +203,7 @@ func Default(component Component) *Options {
 		ShutdownTimeout:              30 * time.Second,
 		TriggerWorkers:               4,
 		MaxConcurrentLocalActivities: 64,
-		MaxConcurrentWorkflowTasks:   32,
+		MaxConcurrentWorkflowTasks:   WorkflowTasksPerCPU * runtime.GOMAXPROCS(0),
 		ResyncPeriod:                 10 * time.Minute,
 		EnsurePeriod:                 time.Minute,
 		WorkflowTaskTimeout:          2 * time.Second,

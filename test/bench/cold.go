@@ -241,6 +241,17 @@ func (b *Bench) Cold(ctx context.Context, r *Report, opts ColdOptions) error {
 	}
 	r.Table([]string{"convergence (all of them at once)", "first reached after", "at the end of the measurement"}, rows)
 
+	ids := make([]string, opts.Count)
+	for i := range ids {
+		ids[i] = mcs.WorkflowID(coldNamespace, coldName(i))
+	}
+	if tasks, err := b.WorkflowTasks(context.WithoutCancel(parent), ids); err != nil {
+		r.Printf("Counting the workflow tasks failed: %v\n\n", err)
+	} else {
+		r.Printf("Workflow tasks of the %d MultiClusterService workflows, from their histories: %s.\n\n", opts.Count, tasks)
+		r.Headline(fmt.Sprintf("(b) %d MultiClusterServices: workflow task heartbeats / tasks", opts.Count), fmt.Sprintf("%d / %d", tasks.Heartbeats, tasks.Completed))
+	}
+
 	r.Heading(3, "Timeline")
 	headers := []string{"t", "MCS created"}
 	for _, c := range consumers {

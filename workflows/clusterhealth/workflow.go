@@ -14,6 +14,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/activities/health"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/localactivity"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
@@ -43,6 +44,15 @@ const changeFailureThreshold = "failure-threshold"
 // interval is recorded by the control plane as not reachable. It is asked only when a cluster
 // first answers Pull, so the histories of Push clusters hold no marker.
 const changePullClusters = "pull-clusters"
+
+// changeProbeAsActivity versions probing a cluster with a regular activity instead of a local
+// one: a cluster that does not answer takes the probe's timeout (5 s, twice), longer than a
+// workflow task may wait for its local activities (package localactivity).
+const changeProbeAsActivity = "probe-as-activity"
+
+// ProbeTimeout bounds one probe activity, both of the probe's attempts to reach the cluster
+// (5 s each) included.
+const ProbeTimeout = 15 * time.Second
 
 // WorkflowID is the readable ID of the health workflow of one cluster.
 func WorkflowID(cluster string) string { return "cluster/" + cluster }
@@ -85,11 +95,11 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 	if err := searchattr.Identify(ctx, "Cluster", "", in.Cluster); err != nil {
 		return err
 	}
-	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 15 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 2},
-	})
+	retry := &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 2}
+	ctx = localactivity.With(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: ProbeTimeout, RetryPolicy: retry})
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: ProbeTimeout, RetryPolicy: retry})
 	thresholded := workflow.GetVersion(ctx, changeFailureThreshold, workflow.DefaultVersion, 1) == 1
+	probeAsActivity := workflow.GetVersion(ctx, changeProbeAsActivity, workflow.DefaultVersion, 1) == 1
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
 	phase := ""
 	pull := false // the cluster is in Pull mode: its agent probes it
@@ -106,8 +116,13 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 		if pull {
 			res, err = probeThroughAgent(ctx, probe, interval)
 		} else {
-			probeCtx := summary.Local(ctx, "probe the API server of cluster %s", in.Cluster)
-			err = workflow.ExecuteLocalActivity(probeCtx, activities.ProbeCluster, probe).Get(ctx, &res)
+			if probeAsActivity {
+				probeCtx := summary.Activity(ctx, "probe the API server of cluster %s", in.Cluster)
+				err = workflow.ExecuteActivity(probeCtx, activities.ProbeCluster, probe).Get(ctx, &res)
+			} else {
+				probeCtx := summary.Local(ctx, "probe the API server of cluster %s", in.Cluster)
+				err = workflow.ExecuteLocalActivity(probeCtx, activities.ProbeCluster, probe).Get(ctx, &res)
+			}
 			if err == nil && res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
 				res, err = probeThroughAgent(ctx, probe, interval)
 			}

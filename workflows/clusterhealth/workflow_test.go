@@ -23,14 +23,18 @@ type prober struct {
 	err    error
 	probes int
 	last   health.ProbeInput
+	local  int // probes run as a local activity
 }
 
 func newEnv(p *prober) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
-	env.OnActivity(activities.ProbeCluster, mock.Anything, mock.Anything).Return(func(_ context.Context, in health.ProbeInput) (health.ProbeResult, error) {
+	env.OnActivity(activities.ProbeCluster, mock.Anything, mock.Anything).Return(func(ctx context.Context, in health.ProbeInput) (health.ProbeResult, error) {
 		p.probes++
+		if activity.GetInfo(ctx).IsLocalActivity {
+			p.local++
+		}
 		p.last = in
 		return p.result, p.err
 	})
@@ -56,6 +60,17 @@ func TestProbesEveryIntervalUntilTheClusterIsGone(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, 5, p.probes, "the probe at 40 s found the Cluster gone")
+}
+
+// A probe is a regular activity: a cluster that does not answer takes longer than a workflow
+// task may wait for a local activity.
+func TestProbesRunAsRegularActivities(t *testing.T) {
+	p := &prober{result: health.ProbeResult{Exists: true, Ready: true}}
+	env := newEnv(p)
+	wftest.CheckAt(t, env, 25*time.Second, func() {
+		assert.Equal(t, 3, p.probes)
+		assert.Zero(t, p.local)
+	}, ClusterHealth, Input{Cluster: "member1"})
 }
 
 func TestResyncProbesAtOnce(t *testing.T) {

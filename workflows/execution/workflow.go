@@ -17,6 +17,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/localactivity"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
@@ -72,6 +73,11 @@ const changeBoundCarriedWorks = "bound-carried-works"
 // queue (naming.PullTaskQueue), and the batches after it go there directly. It is asked only
 // when a cluster first answers Pull, so the histories of Push clusters hold no marker.
 const changePullClusters = "pull-clusters"
+
+// changeSlowAppliesAsActivity versions applying as a regular activity what is likely slow: a
+// batch retried after a failure, and a batch whose local activity ran out of its time (bounded
+// by the workflow task, package localactivity), which runs again at once.
+const changeSlowAppliesAsActivity = "slow-applies-as-activity"
 
 // AgentScheduleToStart bounds how long a batch waits on a Pull cluster's task queue for its
 // agent: an agent that is down fails the batch, which is retried with the usual backoff.
@@ -130,7 +136,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	retry := &temporal.RetryPolicy{
 		InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 2 * time.Second, MaximumAttempts: 4,
 	}
-	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+	ctx = localactivity.With(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 2 * time.Minute,
 		StartToCloseTimeout:    time.Minute,
 		RetryPolicy:            retry,
@@ -148,6 +154,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	keepFailed := workflow.GetVersion(ctx, changeKeepFailed, workflow.DefaultVersion, 1) == 1
 	endWhenGone := workflow.GetVersion(ctx, changeEndWhenClusterGone, workflow.DefaultVersion, 1) == 1
 	boundCarried := workflow.GetVersion(ctx, changeBoundCarriedWorks, workflow.DefaultVersion, 1) == 1
+	slowAsActivity := workflow.GetVersion(ctx, changeSlowAppliesAsActivity, workflow.DefaultVersion, 1) == 1
 	safetyResync := SafetyResync
 	if workflow.GetVersion(ctx, changeJitteredResync, workflow.DefaultVersion, 1) == 1 {
 		safetyResync = jitter.Spread(workflow.GetInfo(ctx).WorkflowExecution.ID, SafetyResync)
@@ -167,8 +174,9 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			}
 		}
 	}
-	full := true  // a new run re-applies everything once
-	pull := false // the cluster is in Pull mode: its agent applies the Works
+	full := true      // a new run re-applies everything once
+	pull := false     // the cluster is in Pull mode: its agent applies the Works
+	retrying := false // the round retries Works that failed
 	var lastFull, retryAt time.Time
 	failures := 0
 	drain := func() {
@@ -199,6 +207,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 					full = true
 				} else {
 					pending.extend(retryNames(state.Failed))
+					retrying = true
 				}
 			})
 			sel.AddReceive(changes, func(c workflow.ReceiveChannel, _ bool) {
@@ -226,14 +235,15 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			}
 		}
 		futures := make([]workflow.Future, len(batches))
+		local := make([]bool, len(batches))
 		for i, b := range batches {
 			switch {
 			case pull && !b.All: // a full pass asks the control plane's side first: is it still Pull?
 				futures[i] = applyOnAgent(ctx, b)
-			case applyAsActivity && (b.All || len(b.Works) > LocalBatch):
+			case applyAsActivity && (b.All || len(b.Works) > LocalBatch), slowAsActivity && retrying:
 				futures[i] = workflow.ExecuteActivity(summary.Activity(ctx, "%s", applySummary(b)), activities.ApplyWorks, b)
 			default:
-				futures[i] = workflow.ExecuteLocalActivity(summary.Local(ctx, "%s", applySummary(b)), activities.ApplyWorks, b)
+				futures[i], local[i] = workflow.ExecuteLocalActivity(summary.Local(ctx, "%s", applySummary(b)), activities.ApplyWorks, b), true
 			}
 		}
 		state.Reconciles++
@@ -243,6 +253,12 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		for i, f := range futures {
 			var res act.ApplyResult
 			err := f.Get(ctx, &res)
+			if slowAsActivity && local[i] && temporal.IsTimeoutError(err) {
+				// A member too slow for a local activity: the batch again, as a regular one.
+				res = act.ApplyResult{}
+				err = workflow.ExecuteActivity(summary.Activity(ctx, "%s (again: too slow for a local activity)", applySummary(batches[i])),
+					activities.ApplyWorks, batches[i]).Get(ctx, &res)
+			}
 			if err == nil && (batches[i].All || res.Pull) {
 				pull = res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1
 			}
@@ -288,7 +304,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		if keepFailed && !full {
 			waiting = slices.DeleteFunc(slices.Clone(state.Failed), func(name string) bool { return pending.has[name] })
 		}
-		full, pending, versions = false, newWorkNames(nil), map[string]string{}
+		full, pending, versions, retrying = false, newWorkNames(nil), map[string]string{}, false
 		state.Failed, state.LastError, state.Pending = addNames(failed, waiting), lastErr, 0
 		switch {
 		case len(failed) > 0:

@@ -21,15 +21,24 @@ import (
 // applier answers ApplyWorks: the Works named in fail fail once each, full pass i answers
 // fullResults[i] (when given) after fullDelay; every call is recorded.
 type applier struct {
-	calls       []act.ApplyInput
+	calls []act.ApplyInput
+	local []bool // per call: it ran as a local activity
+	// slowLocal: a named batch run as a local activity blocks until its time is up.
+	slowLocal   bool
 	fail        map[string]bool
 	fullResults []act.ApplyResult
 	fullDelay   time.Duration
 	fullPasses  int
 }
 
-func (a *applier) apply(_ context.Context, in act.ApplyInput) (act.ApplyResult, error) {
+func (a *applier) apply(ctx context.Context, in act.ApplyInput) (act.ApplyResult, error) {
 	a.calls = append(a.calls, in)
+	local := activity.GetInfo(ctx).IsLocalActivity
+	a.local = append(a.local, local)
+	if a.slowLocal && local && !in.All {
+		<-ctx.Done()
+		return act.ApplyResult{}, ctx.Err()
+	}
 	var res act.ApplyResult
 	if in.All {
 		if a.fullPasses < len(a.fullResults) {
@@ -108,6 +117,35 @@ func TestFailedWorkIsRetriedAfterAnUnrelatedChange(t *testing.T) {
 	wftest.CheckAt(t, env, 30*time.Second, func() {
 		assert.Equal(t, [][]string{{"a"}, {"b"}, {"a"}}, a.named(), "a is retried well before the safety resync")
 		assert.Empty(t, state(t, env).Failed)
+	}, WorkExecution, Input{Cluster: "member1"})
+}
+
+// A Work that failed is retried by a regular activity: a member that failed may be slow, and a
+// regular activity does not hold the workflow task.
+func TestRetriedWorksRunAsARegularActivity(t *testing.T) {
+	a := &applier{fail: map[string]bool{"a": true}}
+	env := newEnv(t, a)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalChange, Change{Works: []string{"a"}}) }, time.Second)
+	wftest.CheckAt(t, env, 30*time.Second, func() {
+		assert.Equal(t, [][]string{{"a"}, {"a"}}, a.named())
+		assert.Equal(t, []bool{false, true, false}, a.local, "full pass: regular; the change: local; its retry: regular")
+		assert.Empty(t, state(t, env).Failed)
+	}, WorkExecution, Input{Cluster: "member1"})
+}
+
+// A small batch whose local activity runs out of its time (a share of the workflow task
+// timeout) runs again at once as a regular activity, without counting a failure.
+func TestLocalBatchOutOfTimeRunsAgainAsARegularActivity(t *testing.T) {
+	a := &applier{slowLocal: true}
+	env := newEnv(t, a)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{WorkflowTaskTimeout: time.Second})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalChange, Change{Works: []string{"a"}}) }, time.Second)
+	wftest.CheckAt(t, env, 5*time.Second, func() {
+		assert.Equal(t, [][]string{{"a"}, {"a"}}, a.named())
+		assert.Equal(t, []bool{false, true, false}, a.local)
+		s := state(t, env)
+		assert.Empty(t, s.Failed)
+		assert.Equal(t, 1, s.Applied)
 	}, WorkExecution, Input{Cluster: "member1"})
 }
 

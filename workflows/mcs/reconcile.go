@@ -167,9 +167,11 @@ func notReady(clusters []act.ClusterState) []string {
 // dispatched Works of clusters that are no longer consumers.
 func (r *reconciler) prune(ctx workflow.Context, plan Plan) bool {
 	collected := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s collected from clusters other than %s", r.ref, summary.List(plan.Providers)),
-		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers})
+		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers,
+			Prune: true, OthersWroteBefore: r.othersWroteBefore})
 	dispatched := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s dispatched to clusters other than %s", r.ref, summary.List(plan.Consumers)),
-		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers})
+		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers,
+			Prune: true, OthersWroteBefore: r.othersWroteBefore})
 	errCollected, errDispatched := collected.Get(ctx, nil), dispatched.Get(ctx, nil)
 	return errCollected == nil && errDispatched == nil
 }

@@ -10,6 +10,7 @@ import (
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/localactivity"
 )
 
 // The entity workflow and its loop: names, input and query state; wait for a signal or the
@@ -117,7 +118,7 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 	}
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
-	ctx = workflow.WithLocalActivityOptions(ctx, localActivityOptions)
+	ctx = localactivity.With(ctx, localActivityOptions)
 
 	for {
 		if err := ctx.Err(); err != nil {
@@ -145,6 +146,8 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 	}
 }
 
+// localActivityOptions are bounded by the run's workflow task (localactivity.Bounded): a step
+// that takes longer fails, and the reconcile is retried with backoff.
 var localActivityOptions = workflow.LocalActivityOptions{
 	ScheduleToCloseTimeout: 30 * time.Second,
 	StartToCloseTimeout:    10 * time.Second,

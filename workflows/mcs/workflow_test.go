@@ -322,8 +322,8 @@ func TestMissingServiceWaitsAndRemovesWorks(t *testing.T) {
 func TestFullReconcilePrunesFormerProvidersAndConsumers(t *testing.T) {
 	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
 	wftest.CheckAt(t, env, time.Second, func() {
-		assert.Contains(t, rec.deletes, act.DeleteWorksInput{MCS: ref, Roles: []string{"collected"}, ExceptClusters: []string{"member1"}})
-		assert.Contains(t, rec.deletes, act.DeleteWorksInput{MCS: ref, Roles: []string{"dispatched"}, ExceptClusters: []string{"member2"}})
+		assert.Contains(t, rec.deletes, act.DeleteWorksInput{MCS: ref, Roles: []string{"collected"}, ExceptClusters: []string{"member1"}, Prune: true})
+		assert.Contains(t, rec.deletes, act.DeleteWorksInput{MCS: ref, Roles: []string{"dispatched"}, ExceptClusters: []string{"member2"}, Prune: true})
 	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
 }
 
