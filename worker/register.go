@@ -23,6 +23,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 	"github.com/karmadaflow/karmadaflow/workflows/provisioning"
+	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
 )
 
 // dependencies are what activities receive at construction: clients, logger, metrics.
@@ -72,6 +73,7 @@ var capabilityWorkflows = map[string]string{
 func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	opts := deps.Options
 	registry := deps.Members
+	workflowtask.SetContinuedRunTimeout(opts.WorkflowTaskTimeout)
 
 	// MultiClusterService: workflows/mcs + activities/mcs, reading Works from a cache that
 	// holds every Work when Work execution reads it too.

@@ -41,6 +41,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.EnableProvisioning, "enable-provisioning", o.EnableProvisioning, "install a Karmada control plane for every Karmada object of the host cluster (needs the Karmada CRD there)")
 	fs.BoolVar(&o.EnableClusterHealth, "enable-cluster-health", o.EnableClusterHealth, "probe member clusters and keep their Ready condition (standalone mode; off beside karmada-controller-manager)")
 
+	fs.DurationVar(&o.WorkflowTaskTimeout, "workflow-task-timeout", o.WorkflowTaskTimeout, "bound of each workflow task: the starter starts runs with it and the worker continues runs as new with it (set both alike); a task held by a worker that crashed goes to another worker after it")
+
 	switch o.Component {
 	case Worker:
 		fs.StringVar(&o.Cluster, "cluster", o.Cluster, "run as the agent of this Pull member cluster, inside it: --host-kubeconfig (empty: in-cluster config) is the member, and only that cluster's Work execution, EndpointSlice collection and health probe run here, from the task queue <task-queue>/cluster/<name>; every connection is outbound")
@@ -90,7 +92,6 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
 		fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "informer resync period")
 		fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", o.ClusterProbeInterval, "how often each member cluster's health is probed")
-		fs.DurationVar(&o.WorkflowTaskTimeout, "workflow-task-timeout", o.WorkflowTaskTimeout, "bound of each workflow task of the runs this starts; a task held by a worker that crashed goes to another worker after it")
 		fs.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", o.ClusterFailureThreshold, "how long a cluster's probes must fail before it is marked not Ready (a success marks it Ready at once)")
 		fs.StringVar(&o.ProvisioningSelector, "provisioning-selector", o.ProvisioningSelector, "label selector of the Karmada objects to provision (empty: all); the others are left to karmada-operator")
 		fs.DurationVar(&o.EnsurePeriod, "ensure-period", o.EnsurePeriod, "how often every owned object is checked to have a running workflow (one visibility query per workflow type); missing ones are started")

@@ -49,6 +49,10 @@ type Options struct {
 	WorkflowIDPrefix string
 	// TemporalAPIKeyFile holds an API key (Temporal Cloud), read again when the file changes.
 	TemporalAPIKeyFile string
+	// WorkflowTaskTimeout bounds each workflow task: the starter starts runs with it and the
+	// worker continues runs as new with it. A task held by a worker that crashed goes to
+	// another worker after it.
+	WorkflowTaskTimeout time.Duration
 
 	// Kubernetes. An empty kubeconfig path means the in-cluster configuration.
 	KarmadaKubeconfig string // the Karmada control plane
@@ -88,9 +92,6 @@ type Options struct {
 	// EnsurePeriod is how often the starter checks that every object it owns has a running
 	// workflow, and starts those that have none.
 	EnsurePeriod time.Duration
-	// WorkflowTaskTimeout bounds each workflow task of the runs the starter starts: a task held
-	// by a worker that crashed goes to another worker after it.
-	WorkflowTaskTimeout time.Duration
 	// LeaderElection: only the replica holding the Lease signals and starts workflows.
 	LeaderElection LeaderElection
 

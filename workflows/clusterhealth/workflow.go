@@ -14,8 +14,8 @@ import (
 	"github.com/karmadaflow/karmadaflow/activities/health"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
-	"github.com/karmadaflow/karmadaflow/workflows/localactivity"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
+	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
 )
 
 // Names under which the workflow, its signal and query are registered.
@@ -47,7 +47,7 @@ const changePullClusters = "pull-clusters"
 
 // changeProbeAsActivity versions probing a cluster with a regular activity instead of a local
 // one: a cluster that does not answer takes the probe's timeout (5 s, twice), longer than a
-// workflow task may wait for its local activities (package localactivity).
+// workflow task may wait for its local activities (package workflowtask).
 const changeProbeAsActivity = "probe-as-activity"
 
 // ProbeTimeout bounds one probe activity, both of the probe's attempts to reach the cluster
@@ -96,7 +96,7 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 		return err
 	}
 	retry := &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 2}
-	ctx = localactivity.With(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: ProbeTimeout, RetryPolicy: retry})
+	ctx = workflowtask.WithLocalOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: ProbeTimeout, RetryPolicy: retry})
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: ProbeTimeout, RetryPolicy: retry})
 	thresholded := workflow.GetVersion(ctx, changeFailureThreshold, workflow.DefaultVersion, 1) == 1
 	probeAsActivity := workflow.GetVersion(ctx, changeProbeAsActivity, workflow.DefaultVersion, 1) == 1
@@ -136,7 +136,7 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 			if !res.Exists {
 				if thresholded && resyncs.Len() > 0 {
 					// Someone asked after the probe: the Cluster may be back. A new run probes again.
-					return workflow.NewContinueAsNewError(ctx, ClusterHealth, Input{Cluster: in.Cluster, Interval: in.Interval, FailureThreshold: in.FailureThreshold})
+					return workflowtask.ContinueAsNew(ctx, ClusterHealth, Input{Cluster: in.Cluster, Interval: in.Interval, FailureThreshold: in.FailureThreshold})
 				}
 				return nil
 			}
@@ -165,7 +165,7 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 		}
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			in.FailingSince = state.FailingSince
-			return workflow.NewContinueAsNewError(ctx, ClusterHealth, in)
+			return workflowtask.ContinueAsNew(ctx, ClusterHealth, in)
 		}
 	}
 }

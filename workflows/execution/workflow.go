@@ -17,8 +17,8 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
-	"github.com/karmadaflow/karmadaflow/workflows/localactivity"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
+	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
 )
 
 // Names under which the workflow, its signals and query are registered.
@@ -76,7 +76,7 @@ const changePullClusters = "pull-clusters"
 
 // changeSlowAppliesAsActivity versions applying as a regular activity what is likely slow: a
 // batch retried after a failure, and a batch whose local activity ran out of its time (bounded
-// by the workflow task, package localactivity), which runs again at once.
+// by the workflow task, package workflowtask), which runs again at once.
 const changeSlowAppliesAsActivity = "slow-applies-as-activity"
 
 // AgentScheduleToStart bounds how long a batch waits on a Pull cluster's task queue for its
@@ -136,7 +136,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 	retry := &temporal.RetryPolicy{
 		InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 2 * time.Second, MaximumAttempts: 4,
 	}
-	ctx = localactivity.With(ctx, workflow.LocalActivityOptions{
+	ctx = workflowtask.WithLocalOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 2 * time.Minute,
 		StartToCloseTimeout:    time.Minute,
 		RetryPolicy:            retry,
@@ -290,7 +290,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 				lastErr = err.Error()
 			case removed && (changes.Len() > 0 || resyncs.Len() > 0):
 				// Asked for after the Cluster was found gone: it may be back. A new run looks again.
-				return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster})
+				return workflowtask.ContinueAsNew(ctx, WorkExecution, Input{Cluster: in.Cluster})
 			case removed:
 				return nil
 			}
@@ -322,7 +322,7 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 			if boundCarried && len(carried) > MaxSignalWorks {
 				carried = nil // too large an input to start the new run with; its full pass covers them
 			}
-			return workflow.NewContinueAsNewError(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: carried})
+			return workflowtask.ContinueAsNew(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: carried})
 		}
 	}
 }

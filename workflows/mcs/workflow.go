@@ -10,7 +10,7 @@ import (
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
-	"github.com/karmadaflow/karmadaflow/workflows/localactivity"
+	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
 )
 
 // The entity workflow and its loop: names, input and query state; wait for a signal or the
@@ -118,7 +118,7 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 	}
 	changes := workflow.GetSignalChannel(ctx, SignalChange)
 	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
-	ctx = localactivity.With(ctx, localActivityOptions)
+	ctx = workflowtask.WithLocalOptions(ctx, localActivityOptions)
 
 	for {
 		if err := ctx.Err(); err != nil {
@@ -139,14 +139,14 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 				return err
 			}
-			return workflow.NewContinueAsNewError(ctx, MultiClusterService, Input{
+			return workflowtask.ContinueAsNew(ctx, MultiClusterService, Input{
 				Namespace: in.Namespace, Name: in.Name, Pending: r.pending, LastStatus: r.lastStatus,
 			})
 		}
 	}
 }
 
-// localActivityOptions are bounded by the run's workflow task (localactivity.Bounded): a step
+// localActivityOptions are bounded by the run's workflow task (workflowtask.BoundLocal): a step
 // that takes longer fails, and the reconcile is retried with backoff.
 var localActivityOptions = workflow.LocalActivityOptions{
 	ScheduleToCloseTimeout: 30 * time.Second,

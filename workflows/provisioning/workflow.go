@@ -7,6 +7,7 @@ import (
 
 	act "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
 )
 
 // The entity workflow and its loop: names, input and query state; wait for a signal or the
@@ -119,7 +120,7 @@ func Karmada(ctx workflow.Context, in Input) error {
 			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 				return err
 			}
-			return workflow.NewContinueAsNewError(ctx, Karmada, Input{
+			return workflowtask.ContinueAsNew(ctx, Karmada, Input{
 				Namespace: in.Namespace, Name: in.Name, Progress: r.state.Progress, Resync: r.resync,
 			})
 		}

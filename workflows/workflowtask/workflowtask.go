@@ -1,0 +1,66 @@
+// Package workflowtask owns what a workflow task may hold and how long it may take: the time
+// local activities may use within a task, and the task timeout a run continues as new with.
+//
+// A task waits for its local activities; one still waiting at 80% of the workflow task timeout
+// is heartbeated by the SDK (a round trip and three history events), and a worker that dies
+// meanwhile holds the task until the timeout. So no local activity may outlast its task:
+// whatever can take longer (a probe of a cluster that does not answer, a slow member) runs as
+// a regular, heartbeating activity instead.
+package workflowtask
+
+import (
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// LocalShare is the part of the run's workflow task timeout one local activity may take, its
+// retries included: below the SDK's heartbeat point of 80%.
+const LocalShare = 0.75
+
+// LocalBudget is how long a local activity of this run may take: LocalShare of its workflow
+// task timeout (10 s, the server's default, when the run has none).
+func LocalBudget(ctx workflow.Context) time.Duration {
+	timeout := workflow.GetInfo(ctx).WorkflowTaskTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return time.Duration(LocalShare * float64(timeout))
+}
+
+// BoundLocal is opts with its schedule-to-close and start-to-close timeouts no longer than
+// LocalBudget. Timeouts are not recorded in the history, so this changes no command.
+func BoundLocal(ctx workflow.Context, opts workflow.LocalActivityOptions) workflow.LocalActivityOptions {
+	budget := LocalBudget(ctx)
+	if opts.ScheduleToCloseTimeout <= 0 || opts.ScheduleToCloseTimeout > budget {
+		opts.ScheduleToCloseTimeout = budget
+	}
+	if opts.StartToCloseTimeout <= 0 || opts.StartToCloseTimeout > budget {
+		opts.StartToCloseTimeout = budget
+	}
+	return opts
+}
+
+// WithLocalOptions sets the local activity options of ctx to BoundLocal(opts).
+func WithLocalOptions(ctx workflow.Context, opts workflow.LocalActivityOptions) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, BoundLocal(ctx, opts))
+}
+
+// continuedRunTimeout is the worker's --workflow-task-timeout (zero: not set).
+var continuedRunTimeout atomic.Int64
+
+// SetContinuedRunTimeout makes the runs this process continues as new take timeout as their
+// workflow task timeout: a changed --workflow-task-timeout then reaches running workflows at
+// their next continue-as-new, not only new starts. Zero keeps each run's own.
+func SetContinuedRunTimeout(timeout time.Duration) { continuedRunTimeout.Store(int64(timeout)) }
+
+// ContinueAsNew is workflow.NewContinueAsNewError, with the workflow task timeout of
+// SetContinuedRunTimeout when one is set. The timeout is an attribute of the command, which a
+// replay does not compare, so it changes no history.
+func ContinueAsNew(ctx workflow.Context, wfn any, args ...any) error {
+	if timeout := time.Duration(continuedRunTimeout.Load()); timeout > 0 {
+		ctx = workflow.WithWorkflowTaskTimeout(ctx, timeout)
+	}
+	return workflow.NewContinueAsNewError(ctx, wfn, args...)
+}
