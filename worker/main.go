@@ -4,8 +4,9 @@
 // aggregator with --serve-search-api). It is ready once Temporal answers and the worker polls
 // its task queue. SIGINT or SIGTERM stops polling, lets running activities finish (up to
 // --shutdown-timeout) and exits. `worker bootstrap` (same flags) registers the namespace and the
-// search attributes the worker needs, and exits. With --cluster <name> it is instead the agent
-// of that Pull member cluster, run inside it (agent.go).
+// search attributes the worker needs, and exits; `worker versions` (same flags) prints how many
+// runs are on each workflow.GetVersion branch, and exits (versions.go). With --cluster <name> it
+// is instead the agent of that Pull member cluster, run inside it (agent.go).
 package main
 
 import (
@@ -30,9 +31,15 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "bootstrap" {
-		daemon.MainArgs(options.Worker, os.Args[2:], runBootstrap)
-		return
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "bootstrap":
+			daemon.MainArgs(options.Worker, os.Args[2:], runBootstrap)
+			return
+		case "versions":
+			daemon.MainArgs(options.Worker, os.Args[2:], runVersions)
+			return
+		}
 	}
 	daemon.Main(options.Worker, run)
 }

@@ -12,7 +12,7 @@
 //   - make TARGET... VAR=value: every target is one of the Makefile's, every variable one it uses;
 //   - go run/test/build ./pkg: the package exists; `go run` flags are the program's flags;
 //   - bin/worker, bin/starter (and worker, starter): every flag is one internal/options defines
-//     for that component (bin/worker bootstrap takes the worker's);
+//     for that component (bin/worker bootstrap and bin/worker versions take the worker's);
 //   - bin/TOOL: a binary the Makefile or hack/ builds into bin/;
 //   - hack/SCRIPT: an executable file of the repository;
 //   - helm --set KEY=value: KEY is a value of the chart (deploy/charts/karmadaflow/values.yaml);
@@ -28,7 +28,6 @@
 package docs
 
 import (
-	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -45,6 +44,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
 	"github.com/karmadaflow/karmadaflow/internal/options"
@@ -574,7 +574,7 @@ func newRepo(t *testing.T) *repo {
 	}
 	for _, c := range []options.Component{options.Worker, options.Starter} {
 		fs := componentFlags(c)
-		fs.VisitAll(func(f *flag.Flag) { r.envVars[options.EnvName(f.Name)] = true })
+		fs.VisitAll(func(f *pflag.Flag) { r.envVars[options.EnvName(f.Name)] = true })
 	}
 	r.readTests()
 	r.chart = chartValues(t)
@@ -699,8 +699,8 @@ func (r *repo) readTests() {
 	}
 }
 
-func componentFlags(c options.Component) *flag.FlagSet {
-	fs := flag.NewFlagSet(string(c), flag.ContinueOnError)
+func componentFlags(c options.Component) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(string(c), pflag.ContinueOnError)
 	options.Default(c).AddFlags(fs)
 	fs.Bool("version", false, "")
 	fs.Bool("help", false, "")
@@ -717,7 +717,7 @@ func (r *repo) flagsOf(dir string) map[string]bool {
 	flags := map[string]bool{"h": true, "help": true}
 	switch dir {
 	case "worker", "starter":
-		componentFlags(options.Component(dir)).VisitAll(func(f *flag.Flag) {
+		componentFlags(options.Component(dir)).VisitAll(func(f *pflag.Flag) {
 			b, ok := f.Value.(interface{ IsBoolFlag() bool })
 			flags[f.Name] = ok && b.IsBoolFlag()
 		})
@@ -892,7 +892,7 @@ func (r *repo) checkSimple(words []string, strict bool) []string {
 		tool := path.Base(name)
 		switch tool {
 		case "worker", "starter":
-			if tool == "worker" && len(args) > 0 && args[0] == "bootstrap" {
+			if tool == "worker" && len(args) > 0 && (args[0] == "bootstrap" || args[0] == "versions") {
 				args = args[1:]
 			}
 			problems = append(problems, checkFlags(tool, r.flagsOf(tool), args)...)
@@ -1099,6 +1099,7 @@ func TestTheChecksFail(t *testing.T) {
 		"go run ./no/such/package":                                "no Go package",
 		"go run ./test/env/cmd/localenv -nope 3":                  "no flag -nope",
 		"bin/worker --no-such-flag":                               "no flag -no-such-flag",
+		"bin/worker versions --no-such-flag":                      "no flag -no-such-flag",
 		"bin/starter --enable-proxy":                              "no flag -enable-proxy", // a worker flag
 		"bin/no-such-tool":                                        "builds bin/no-such-tool",
 		"hack/no-such-script.sh":                                  "no such script",
@@ -1116,6 +1117,7 @@ func TestTheChecksFail(t *testing.T) {
 		"make test KARMADA_SRC=/path/to/karmada",
 		"go run ./test/env/cmd/localenv -members 3 -dir .localenv # a comment",
 		"bin/worker bootstrap --temporal-address x:7233 --temporal-tls-ca-file=ca.crt",
+		"bin/worker versions --temporal-namespace karmadaflow",
 		"bin/starter --leader-elect --ensure-period 30s",
 		"helm install x deploy/charts/karmadaflow --set target=controlPlane",
 	}

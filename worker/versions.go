@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/karmadaflow/karmadaflow/internal/observability"
+	"github.com/karmadaflow/karmadaflow/internal/options"
+	"github.com/karmadaflow/karmadaflow/internal/versioning"
+	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
+	"github.com/karmadaflow/karmadaflow/workflows/execution"
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
+	"github.com/karmadaflow/karmadaflow/workflows/provisioning"
+)
+
+// versionsTimeout bounds the whole `worker versions`: a few dozen visibility counts.
+const versionsTimeout = 2 * time.Minute
+
+// versionedWorkflows are the workflow types `worker versions` reports, with their changes.
+var versionedWorkflows = []versioning.Workflow{
+	{Type: mcs.WorkflowName, Changes: mcs.VersionChanges},
+	{Type: execution.WorkflowName, Changes: execution.VersionChanges},
+	{Type: clusterhealth.WorkflowName, Changes: clusterhealth.VersionChanges},
+	{Type: provisioning.WorkflowName, Changes: provisioning.VersionChanges},
+}
+
+// runVersions is `worker versions`: it prints, for every workflow type and change, how many
+// runs in the namespace's visibility are on each version and on DefaultVersion, and whether
+// that branch may be removed (package versioning), then exits. It changes nothing.
+func runVersions(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
+	clientOptions, err := opts.TemporalClientOptions(observability.TemporalLogger(logger), nil)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, versionsTimeout)
+	defer cancel()
+	temporal, err := client.DialContext(ctx, clientOptions)
+	if err != nil {
+		return fmt.Errorf("connecting to Temporal at %s: %w", opts.TemporalAddress, err)
+	}
+	defer temporal.Close()
+	namespace, err := temporal.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: opts.TemporalNamespace})
+	if err != nil {
+		return fmt.Errorf("describing namespace %q: %w", opts.TemporalNamespace, err)
+	}
+	runs, err := versioning.CountRuns(ctx, temporal, versionedWorkflows)
+	if err != nil {
+		return err
+	}
+	retention := namespace.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()
+	return versioning.WriteTable(os.Stdout, opts.TemporalNamespace, retention, runs)
+}
