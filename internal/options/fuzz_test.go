@@ -29,6 +29,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(true, "--serve-search-api\n--search-etcd-servers=http://e:2379\n--max-concurrent-workflow-tasks=1\n--cluster-probe-interval=1ms", "", "")
 	f.Add(true, "--version", "", "")
 	f.Add(true, "extra", "", "")
+	f.Add(true, "-temporal-address=temporal:7233\n--help", "", "")
+	f.Add(false, "--task-queue\nq\n--leader-elect=false\n-h", "KARMADAFLOW_LEADER_ELECT", "true")
 	f.Fuzz(func(t *testing.T, worker bool, args, envName, envValue string) {
 		component := Starter
 		if worker {

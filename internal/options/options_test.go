@@ -1,10 +1,11 @@
 package options
 
 import (
-	"flag"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -143,11 +144,89 @@ func TestBadEnvironmentValue(t *testing.T) {
 func TestUsageNamesEnvironmentVariables(t *testing.T) {
 	assert.Contains(t, Usage(Worker), "KARMADAFLOW_TEMPORAL_ADDRESS")
 	assert.Contains(t, Usage(Starter), "--trigger-workers")
+	for _, c := range []Component{Worker, Starter} {
+		usage := Usage(c)
+		fs := pflag.NewFlagSet(string(c), pflag.ContinueOnError)
+		Default(c).AddFlags(fs)
+		fs.VisitAll(func(f *pflag.Flag) {
+			assert.Contains(t, usage, "--"+f.Name+" ", c)
+			assert.Contains(t, usage, "(env "+EnvName(f.Name)+")", c)
+		})
+	}
+}
+
+// TestUsageSections: --help groups the flags in sections as Kubernetes components do, each
+// component showing its own sections only, and every flag is in one section.
+func TestUsageSections(t *testing.T) {
+	shared := []string{"Temporal flags:", "Kubernetes flags:", "Observability flags:", "Capabilities flags:", "Provisioning flags:", "Global flags:"}
+	workerOnly := []string{"Worker flags:", "Proxy flags:", "Search API flags:"}
+	starterOnly := []string{"Starter flags:", "Leader election flags:"}
+	for c, sections := range map[Component][2][]string{
+		Worker:  {append(shared, workerOnly...), starterOnly},
+		Starter: {append(shared, starterOnly...), workerOnly},
+	} {
+		usage := Usage(c)
+		for _, heading := range sections[0] {
+			assert.Contains(t, usage, "\n"+heading+"\n", c)
+		}
+		for _, heading := range sections[1] {
+			assert.NotContains(t, usage, heading, c)
+		}
+		assert.Contains(t, usage, "-h, --help", c)
+		assert.Contains(t, usage, "--version", c)
+
+		// AddFlagSet skips a name it already has, so a flag in two sections would vanish from
+		// one of them: the sections hold as many flags as AddFlags registers.
+		inSections, added := 0, 0
+		for _, fs := range Default(c).flagSections().FlagSets {
+			fs.VisitAll(func(*pflag.Flag) { inSections++ })
+		}
+		all := pflag.NewFlagSet(string(c), pflag.ContinueOnError)
+		Default(c).AddFlags(all)
+		all.VisitAll(func(*pflag.Flag) { added++ })
+		assert.Equal(t, added, inSections, c)
+	}
 }
 
 func TestHelp(t *testing.T) {
-	_, err := Parse(Worker, []string{"--help"}, env(nil))
-	assert.ErrorIs(t, err, flag.ErrHelp)
+	for _, arg := range []string{"--help", "-h"} {
+		_, err := Parse(Worker, []string{"--temporal-address=temporal:7233", arg}, env(nil))
+		assert.ErrorIs(t, err, pflag.ErrHelp, arg)
+	}
+}
+
+// TestSingleDashLongFlagIsRefused: pflag, unlike the standard library's flag package, takes
+// long flags with two dashes only; one dash is refused naming the flag as it should be given.
+func TestSingleDashLongFlagIsRefused(t *testing.T) {
+	for arg, want := range map[string]string{
+		"-temporal-address=temporal:7233": "--temporal-address",
+		"-enable-proxy":                   "--enable-proxy",
+		"-version":                        "--version",
+	} {
+		_, err := Parse(Worker, []string{arg}, env(nil))
+		if assert.Error(t, err, arg) {
+			assert.Contains(t, err.Error(), "two dashes", arg)
+			assert.Contains(t, err.Error(), want, arg)
+		}
+	}
+	// A value may start with a dash.
+	o, err := Parse(Worker, []string{"--workflow-id-prefix", "-eu"}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "-eu", o.WorkflowIDPrefix)
+}
+
+// TestBoolFlags: a bool flag alone is true, and takes =true or =false, over its environment
+// variable.
+func TestBoolFlags(t *testing.T) {
+	for args, want := range map[string]bool{
+		"--leader-elect":       true,
+		"--leader-elect=true":  true,
+		"--leader-elect=false": false,
+	} {
+		o, err := Parse(Starter, []string{args}, env(map[string]string{"KARMADAFLOW_LEADER_ELECT": strconv.FormatBool(!want)}))
+		require.NoError(t, err, args)
+		assert.Equal(t, want, o.LeaderElection.Enabled, args)
+	}
 }
 
 func TestVersion(t *testing.T) {

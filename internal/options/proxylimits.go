@@ -1,9 +1,9 @@
 package options
 
 import (
-	"flag"
 	"fmt"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -33,7 +33,7 @@ func defaultProxyLimits() ProxyLimits {
 }
 
 // addFlags registers the limits' flags (worker, with --enable-proxy).
-func (l *ProxyLimits) addFlags(fs *flag.FlagSet) {
+func (l *ProxyLimits) addFlags(fs *pflag.FlagSet) {
 	fs.Var(bytesValue{&l.MaxRequestBodyBytes}, "proxy-max-request-body-bytes", "largest request body the proxy accepts (e.g. 3Mi); beyond it the request is answered 413 RequestEntityTooLarge, as by kube-apiserver's --max-request-bytes")
 	fs.Var(bytesValue{&l.MaxResponseBodyBytes}, "proxy-max-response-body-bytes", "largest answer of one member cluster the proxy reads into memory to merge or translate it (a list, or the object a get or write looks up); a request needing a larger one fails with a Status naming the cluster, never with a truncated answer")
 	fs.Var(bytesValue{&l.MaxBufferedBytes}, "proxy-max-buffered-bytes", "member answers and request bodies the proxy holds in memory at once across all requests (the worker's memory for them is up to about three times this); a request that would go beyond it is answered 429 with Retry-After")
@@ -75,6 +75,9 @@ func (b bytesValue) String() string {
 	}
 	return resource.NewQuantity(*b.p, resource.BinarySI).String()
 }
+
+// Type names the value in --help, as Kubernetes names its quantities.
+func (b bytesValue) Type() string { return "quantity" }
 
 func (b bytesValue) Set(s string) error {
 	q, err := resource.ParseQuantity(s)

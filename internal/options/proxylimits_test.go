@@ -22,8 +22,7 @@ func TestProxyLimitsDefaultsAreTheProxys(t *testing.T) {
 		MaxLongRunningRequestsPerCaller: proxy.DefaultMaxLongRunningRequestsPerCaller,
 	}, proxy.Limits(o.ProxyLimits))
 	assert.Equal(t, int64(3<<20), o.ProxyLimits.MaxRequestBodyBytes, "kube-apiserver's default")
-	assert.Contains(t, Usage(Worker), `--proxy-max-request-body-bytes (KARMADAFLOW_PROXY_MAX_REQUEST_BODY_BYTES)`)
-	assert.Contains(t, Usage(Worker), `(default "3Mi")`)
+	assert.Regexp(t, `(?m)^ +--proxy-max-request-body-bytes quantity .*\(env KARMADAFLOW_PROXY_MAX_REQUEST_BODY_BYTES\) \(default 3Mi\)$`, Usage(Worker))
 }
 
 func TestProxyLimitsFlags(t *testing.T) {
