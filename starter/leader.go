@@ -31,6 +31,32 @@ func newLeaderGauge(registerer prometheus.Registerer) (prometheus.Gauge, error) 
 	return g, registerer.Register(g)
 }
 
+// leadership tells what runs on every replica, such as the members' EndpointSlice watches,
+// when this replica leads: until then it must signal nothing.
+type leadership struct {
+	led chan struct{}   // closed when this replica starts to lead
+	ctx context.Context // the leadership's, set before led is closed
+}
+
+func newLeadership() *leadership { return &leadership{led: make(chan struct{})} }
+
+// lead records that this replica leads until ctx ends. It is called once: a replica that loses
+// the Lease exits rather than stand by again.
+func (l *leadership) lead(ctx context.Context) {
+	l.ctx = ctx
+	close(l.led)
+}
+
+// wait returns the leadership's context once this replica leads, or false once ctx ends.
+func (l *leadership) wait(ctx context.Context) (context.Context, bool) {
+	select {
+	case <-l.led:
+		return l.ctx, true
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
 // runLeading runs lead while this replica holds the starter's Lease in the host cluster, and
 // returns once ctx ends (releasing the Lease, so that a standby takes over at once) or the
 // Lease is lost. A replica that lost it returns an error and exits, to be restarted as a

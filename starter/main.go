@@ -2,7 +2,8 @@
 // and, through one trigger per resource (starter/trigger), signals or starts the workflow of
 // every object that changed; at start and every --ensure-period it starts the workflow of every
 // object that has none running (starter/ensure). With --leader-elect only the replica holding
-// the Lease does either; the others keep their informers synced and stand by. It serves
+// the Lease does either; the others keep their informers synced, the members' EndpointSlice
+// informers too, and stand by, so that a takeover starts warm. It serves
 // /metrics, /healthz and /readyz; it is ready once Temporal answers and every informer has
 // synced. SIGINT or SIGTERM stops it gracefully.
 package main
@@ -11,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +58,10 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	if err != nil {
 		return fmt.Errorf("registering the leader metric: %w", err)
 	}
+	memberInformersSynced, err := newMemberInformersSynced(metrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering the member informers metric: %w", err)
+	}
 
 	controlPlane, err := opts.KarmadaClients()
 	if err != nil {
@@ -88,9 +94,12 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		Host:         host,
 		queueMetrics: queueMetrics,
 		started:      started,
+
+		memberInformersSynced: memberInformersSynced,
+		leadership:            newLeadership(),
 	}
 	deps.newInformerFactories()
-	triggers, kinds, err := newTriggers(deps)
+	triggers, err := newTriggers(deps)
 	if err != nil {
 		return fmt.Errorf("creating triggers: %w", err)
 	}
@@ -103,15 +112,16 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		}
 	}
 	ensurer := ensure.New(ensure.Config{
-		Temporal: temporal, TaskQueue: opts.TaskQueue, Kinds: kinds, Period: opts.EnsurePeriod,
+		Temporal: temporal, TaskQueue: opts.TaskQueue, Kinds: triggers.kinds, Period: opts.EnsurePeriod,
 		Started: started, Logger: logger.Named("ensure"),
 	})
 
 	// Readiness: Temporal answers, every informer the triggers asked the factories for has
-	// synced, and every trigger has seen its initial list.
+	// synced, and every trigger has seen its initial list. The members' informers are not
+	// waited for: one unreachable member must not make the starter unready.
 	var informersSynced atomic.Bool
 	synced := map[string]func() bool{"informers": informersSynced.Load}
-	for _, t := range triggers {
+	for _, t := range slices.Concat(triggers.leading, triggers.everyReplica) {
 		synced["trigger "+t.Name()] = t.HasSynced
 	}
 	server := observability.NewServer(opts.MetricsBindAddress, metrics.Registry, logger)
@@ -148,13 +158,22 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			}
 		}()
 
-		// The control plane's and the host's informers run on every replica, so a standby's
-		// stores are complete when it leads. Triggers and the ensure loop run only on the
-		// leader, and so do the members' EndpointSlice informers, which the Clusters' trigger
-		// starts: a new leader starts those cold.
+		// Every informer runs on every replica: the control plane's and the host's, and the
+		// members' EndpointSlice informers, which the member-watches trigger starts and stops
+		// as Clusters come and go. A standby's stores are thus synced when it leads, and its
+		// triggers have queued every key (without handling any); at takeover each trigger
+		// also queues every object its store holds (trigger.Run), so the new leader acts on
+		// the current state, whatever it saw. Only the leader's triggers signal and start
+		// workflows, and only the leader runs the ensure loop.
+		everyReplicaCtx, stopEveryReplica := context.WithCancel(ctx)
+		var everyReplica sync.WaitGroup
+		for _, t := range triggers.everyReplica {
+			everyReplica.Go(func() { t.Run(everyReplicaCtx) })
+		}
 		lead := func(ctx context.Context) {
+			deps.leadership.lead(ctx) // the members' triggers handle keys from now on
 			var wg sync.WaitGroup
-			for _, t := range triggers {
+			for _, t := range triggers.leading {
 				wg.Go(func() { t.Run(ctx) })
 			}
 			wg.Go(func() {
@@ -163,7 +182,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 					ensurer.Run(ctx)
 				}
 			})
-			logger.Info("starter running", zap.Int("triggers", len(triggers)), zap.String("temporal", opts.TemporalAddress),
+			logger.Info("starter running", zap.Int("triggers", len(triggers.leading)), zap.String("temporal", opts.TemporalAddress),
 				zap.Duration("ensurePeriod", opts.EnsurePeriod))
 			wg.Wait()
 		}
@@ -174,6 +193,8 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			leader.Set(1)
 			lead(ctx)
 		}
+		stopEveryReplica() // also when the Lease was lost and ctx goes on
+		everyReplica.Wait()
 		for _, f := range factories {
 			f.Shutdown()
 		}

@@ -10,7 +10,6 @@ import (
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
-	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
@@ -31,6 +30,9 @@ type mcsTriggers struct {
 	worksInformer cache.SharedIndexInformer
 	slices        *memberSlices
 	works         *workBatches
+	// memberWatches keeps the members' EndpointSlice watches, on every replica; it signals
+	// nothing.
+	memberWatches *trigger.Trigger
 }
 
 // appliedCoalesce is how long the Applied changes of one MultiClusterService's Works are
@@ -44,8 +46,7 @@ func newMCSTriggers(deps dependencies) (*mcsTriggers, []*trigger.Trigger, error)
 		mcs:      deps.ControlPlaneDynamic.ForResource(kube.MultiClusterServices).Informer(),
 		clusters: deps.ControlPlaneDynamic.ForResource(kube.Clusters).Informer(),
 	}
-	m.slices = &memberSlices{deps: deps, registry: members.NewRegistry(deps.ControlPlane.Dynamic, deps.ControlPlane.Kube),
-		running: map[string]*memberWatch{}, signal: m.signalSlices}
+	m.slices = newMemberSlices(deps, m.signalSlices)
 	services := deps.ControlPlaneKube.Core().V1().Services().Informer()
 	works := deps.ControlPlaneWorks.ForResource(kube.Works).Informer()
 	if err := works.AddIndexers(cache.Indexers{worksByMCS: indexWorksByMCS}); err != nil {
@@ -87,6 +88,10 @@ func newMCSTriggers(deps dependencies) (*mcsTriggers, []*trigger.Trigger, error)
 		written := m.config("works-written", works, writtenWorkKey, trigger.GenerationOrMetadata(nil, nil), m.onWrittenWork)
 		written.Coalesce = executedGrace
 		configs = append(configs, execution, written)
+	}
+	var err error
+	if m.memberWatches, err = trigger.New(m.config("member-watches", m.clusters, nil, clusterChanged, m.onMemberWatch)); err != nil {
+		return nil, nil, err
 	}
 	var out []*trigger.Trigger
 	for _, cfg := range configs {
@@ -131,22 +136,29 @@ func (m *mcsTriggers) onService(ctx context.Context, key string) error {
 	return m.signalMCS(ctx, namespace, name, mcs.Change{Kind: mcs.ChangeSpec, DetectedAt: time.Now()})
 }
 
-// onCluster keeps the member's EndpointSlice watch and its health and execution workflows, and
-// tells the MultiClusterServices that involve the cluster that it joined, left or changed
-// health. A Cluster that is gone has its workflows woken, if they still run: each finds it
-// gone and ends (execution after releasing the Works left in its namespace).
-func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
+// onMemberWatch keeps the member's EndpointSlice watch running while its Cluster exists. It
+// runs on every replica, a standby's too, and signals nothing.
+func (m *mcsTriggers) onMemberWatch(ctx context.Context, name string) error {
 	obj, exists, _ := m.clusters.GetStore().GetByKey(name)
 	if !exists {
 		m.slices.stop(name)
+		return nil
+	}
+	m.slices.ensure(ctx, name, obj.(*unstructured.Unstructured))
+	return nil
+}
+
+// onCluster keeps the member's health and execution workflows, and tells the
+// MultiClusterServices that involve the cluster that it joined, left or changed health. A
+// Cluster that is gone has its workflows woken, if they still run: each finds it gone and ends
+// (execution after releasing the Works left in its namespace).
+func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
+	if _, exists, _ := m.clusters.GetStore().GetByKey(name); !exists {
 		if err := m.wakeClusterWorkflows(ctx, name); err != nil {
 			return err
 		}
-	} else {
-		m.slices.ensure(ctx, name, obj.(*unstructured.Unstructured))
-		if err := m.startClusterWorkflows(ctx, name); err != nil {
-			return err
-		}
+	} else if err := m.startClusterWorkflows(ctx, name); err != nil {
+		return err
 	}
 	for _, obj := range m.mcs.GetStore().List() {
 		u := obj.(*unstructured.Unstructured)

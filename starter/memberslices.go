@@ -6,11 +6,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/members"
@@ -21,11 +23,16 @@ import (
 // MultiClusterService of its Service.
 
 // memberSlices runs one EndpointSlice watch per member cluster, started and stopped as
-// Clusters join and leave, and restarted when a Cluster's endpoint or credentials change.
+// Clusters join and leave, and restarted when a Cluster's endpoint or credentials change. The
+// watches run on every replica, a standby's too, so that a new leader's informers are synced
+// when it takes over and its first signal needs no list of every member; a watch's trigger
+// queues keys from the start but handles them only while this replica leads.
 type memberSlices struct {
 	deps     dependencies
 	registry *members.Registry
-	signal   func(ctx context.Context, cluster, key string) error
+	// connect returns the client a watch lists and watches with: the registry's (a fake in tests).
+	connect func(ctx context.Context, cluster string) (kubernetes.Interface, error)
+	signal  func(ctx context.Context, cluster, key string) error
 
 	mu      sync.Mutex
 	running map[string]*memberWatch
@@ -36,12 +43,35 @@ type memberWatch struct {
 	cancel  context.CancelFunc
 }
 
+// newMemberSlices returns the watches' keeper; each slice change of a member is signal(cluster,
+// key of the Service's MultiClusterService).
+func newMemberSlices(deps dependencies, signal func(ctx context.Context, cluster, key string) error) *memberSlices {
+	registry := members.NewRegistry(deps.ControlPlane.Dynamic, deps.ControlPlane.Kube)
+	return &memberSlices{deps: deps, registry: registry, signal: signal, running: map[string]*memberWatch{},
+		connect: func(ctx context.Context, cluster string) (kubernetes.Interface, error) {
+			member, err := registry.Get(ctx, cluster)
+			if err != nil {
+				return nil, err
+			}
+			return member.Watching, nil
+		}}
+}
+
+// newMemberInformersSynced registers karmadaflow_starter_member_informers_synced.
+func newMemberInformersSynced(registerer prometheus.Registerer) (prometheus.Gauge, error) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "karmadaflow_starter_member_informers_synced",
+		Help: "Member clusters whose EndpointSlice informer has synced on this starter, a standby too.",
+	})
+	return g, registerer.Register(g)
+}
+
 // sliceSelector selects the slices that can be collected: those of a Service, not dispatched.
 var sliceSelector = networkingv1alpha1.LabelServiceName + "," +
 	networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch
 
-// ensure runs the watch of cluster, unless it is a Pull cluster: the control plane does not
-// dial one, and its agent watches the slices inside it (worker --cluster).
+// ensure runs the watch of cluster until ctx ends, unless it is a Pull cluster: the control
+// plane does not dial one, and its agent watches the slices inside it (worker --cluster).
 func (s *memberSlices) ensure(ctx context.Context, cluster string, obj *unstructured.Unstructured) {
 	if members.IsPullCluster(obj) {
 		s.stop(cluster)
@@ -59,7 +89,7 @@ func (s *memberSlices) ensure(ctx context.Context, cluster string, obj *unstruct
 		w.cancel()
 	}
 	s.registry.Forget(cluster)
-	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	watchCtx, cancel := context.WithCancel(ctx)
 	s.running[cluster] = &memberWatch{version: version, cancel: cancel}
 	go s.run(watchCtx, cluster)
 }
@@ -73,14 +103,17 @@ func (s *memberSlices) stop(cluster string) {
 	}
 }
 
-// run watches the member's EndpointSlices until ctx ends, retrying the connection setup.
+// run watches the member's EndpointSlices until ctx ends, retrying the connection setup, and
+// handles the trigger's keys once this replica leads. A watch also ends with the leadership: a
+// replica that lost the Lease exits.
 func (s *memberSlices) run(ctx context.Context, cluster string) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	logger := s.deps.Logger.With(zap.String("cluster", cluster))
 	var client kubernetes.Interface
-	for client == nil {
-		member, err := s.registry.Get(ctx, cluster)
-		if err == nil {
-			client = member.Watching
+	for {
+		var err error
+		if client, err = s.connect(ctx, cluster); err == nil {
 			break
 		}
 		logger.Warn("cannot connect to member cluster; retrying", zap.Error(err))
@@ -105,8 +138,22 @@ func (s *memberSlices) run(ctx context.Context, cluster string) {
 		logger.Error("cannot watch EndpointSlices", zap.Error(err))
 		return
 	}
+	defer t.ShutDown()
 	factory.Start(ctx.Done())
+	defer factory.Shutdown() // does not block: every return below is after ctx ended
 	logger.Info("watching EndpointSlices")
+	if !cache.WaitForCacheSync(ctx.Done(), t.HasSynced) {
+		return
+	}
+	logger.Info("EndpointSlices synced")
+	s.deps.memberInformersSynced.Inc()
+	defer s.deps.memberInformersSynced.Dec()
+
+	leading, ok := s.deps.leadership.wait(ctx)
+	if !ok {
+		return
+	}
+	stop := context.AfterFunc(leading, cancel)
+	defer stop()
 	t.Run(ctx)
-	factory.Shutdown()
 }

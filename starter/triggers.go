@@ -41,8 +41,11 @@ type dependencies struct {
 	AgentCollectedWorks dynamicinformer.DynamicSharedInformerFactory // Works karmada-agent collected (agentCollectedSelector)
 	HostDynamic         dynamicinformer.DynamicSharedInformerFactory // Karmadas
 
-	queueMetrics workqueue.MetricsProvider
-	started      *prometheus.CounterVec // workflows started because none was running
+	queueMetrics          workqueue.MetricsProvider
+	started               *prometheus.CounterVec // workflows started because none was running
+	memberInformersSynced prometheus.Gauge       // member clusters whose EndpointSlice informer synced
+	// leadership tells what runs on every replica when it may signal.
+	leadership *leadership
 }
 
 // newInformerFactories sets the informer factories from d's options and clients.
@@ -98,23 +101,36 @@ func (d dependencies) triggerConfig(name string, informer cache.SharedInformer, 
 	}
 }
 
+// triggerSet is what newTriggers returns.
+type triggerSet struct {
+	// leading signal and start workflows: they run on the leader only, a standby's queue keys.
+	leading []*trigger.Trigger
+	// everyReplica keep the members' EndpointSlice watches (whose own triggers signal only on
+	// the leader): they run on every replica and signal nothing.
+	everyReplica []*trigger.Trigger
+	// kinds are the workflow kinds the leader's ensure loop keeps running.
+	kinds []ensure.Kind
+}
+
 // newTriggers returns the trigger of every watched resource and the workflow kinds the starter
 // keeps running, capability by capability.
-func newTriggers(deps dependencies) ([]*trigger.Trigger, []ensure.Kind, error) {
+func newTriggers(deps dependencies) (triggerSet, error) {
 	// MultiClusterService: MultiClusterServices, Services, Clusters and Works of the control
 	// plane, and EndpointSlices of every member.
 	m, triggers, err := newMCSTriggers(deps)
 	if err != nil {
-		return nil, nil, err
+		return triggerSet{}, err
 	}
-	kinds := m.ensureKinds()
+	set := triggerSet{leading: triggers, everyReplica: []*trigger.Trigger{m.memberWatches}, kinds: m.ensureKinds()}
 	if !deps.Options.EnableProvisioning {
-		return triggers, kinds, nil
+		return set, nil
 	}
 	// Karmada provisioning: Karmadas of the host cluster.
 	karmadas, err := newKarmadaTrigger(deps)
 	if err != nil {
-		return nil, nil, err
+		return triggerSet{}, err
 	}
-	return append(triggers, karmadas), append(kinds, karmadaKind(deps)), nil
+	set.leading = append(set.leading, karmadas)
+	set.kinds = append(set.kinds, karmadaKind(deps))
+	return set, nil
 }

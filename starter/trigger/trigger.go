@@ -87,6 +87,7 @@ type Trigger struct {
 	coalesce       time.Duration
 	holdAfter      func(key string) time.Duration
 	logger         *zap.Logger
+	store          cache.Store
 
 	holdMu    sync.Mutex
 	holdUntil map[string]time.Time
@@ -110,6 +111,7 @@ func New(cfg Config) (*Trigger, error) {
 		coalesce:       cfg.Coalesce,
 		holdAfter:      cfg.HoldAfter,
 		logger:         cfg.Logger,
+		store:          cfg.Informer.GetStore(),
 		holdUntil:      map[string]time.Time{},
 	}
 	if t.key == nil {
@@ -150,13 +152,20 @@ func (t *Trigger) Name() string { return t.name }
 // its initial list.
 func (t *Trigger) HasSynced() bool { return t.registration.HasSynced() }
 
-// Run waits for the initial list, then handles keys with the configured number of workers
-// until ctx is done; it returns once the workers have finished their current key.
+// Run waits for the initial list, queues the key of every object the informer holds, then
+// handles keys with the configured number of workers until ctx is done; it returns once the
+// workers have finished their current key. Until Run, the trigger only queues keys: a
+// standby's triggers run once it leads, and act on what the informer holds then as well as on
+// the events they queued (a deletion leaves nothing in the store).
 func (t *Trigger) Run(ctx context.Context) {
 	t.logger.Info("waiting for the informer to sync")
 	if !cache.WaitForCacheSync(ctx.Done(), t.HasSynced) {
 		t.queue.ShutDown()
 		return
+	}
+	// Level-triggered: what Run handles does not depend on which events were seen before it.
+	for _, obj := range t.store.List() {
+		t.enqueue(obj)
 	}
 	t.logger.Info("handling changes", zap.Int("workers", t.workers))
 	var wg sync.WaitGroup
@@ -171,6 +180,10 @@ func (t *Trigger) Run(ctx context.Context) {
 	t.queue.ShutDown()
 	wg.Wait()
 }
+
+// ShutDown stops the trigger's queue, as Run does when it returns: for a trigger that is
+// dropped without having run, such as a standby's whose informer stops.
+func (t *Trigger) ShutDown() { t.queue.ShutDown() }
 
 // onUpdate enqueues the new object when the update is relevant. An informer resync delivers
 // the object it already had, with the same resourceVersion.
