@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/karmadaflow/karmadaflow/internal/temporalcheck"
 )
 
 func TestNewLogger(t *testing.T) {
@@ -85,18 +87,81 @@ func TestHealthAndReadiness(t *testing.T) {
 
 	code, body := get(t, handler, "/healthz")
 	assert.Equal(t, http.StatusOK, code)
-	assert.Equal(t, "ok\n", body)
+	assert.Equal(t, "ok", body)
 
+	// On failure /readyz lists every check but withholds the reasons, as Kubernetes' does;
+	// /readyz/<check> names its reason.
 	temporalErr = errors.New("connection refused")
 	code, body = get(t, handler, "/readyz")
 	assert.Equal(t, http.StatusServiceUnavailable, code)
-	assert.Contains(t, body, "[-]temporal failed: connection refused")
-	assert.Contains(t, body, "[-]informers-synced failed: not synced yet: configmaps")
+	assert.Contains(t, body, "[-]temporal failed: reason withheld")
+	assert.Contains(t, body, "[-]informers-synced failed: reason withheld")
+	code, body = get(t, handler, "/readyz/temporal")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "connection refused")
+	_, body = get(t, handler, "/readyz/informers-synced")
+	assert.Contains(t, body, "not synced yet: configmaps")
 
 	temporalErr, synced = nil, true
 	code, body = get(t, handler, "/readyz")
 	assert.Equal(t, http.StatusOK, code)
-	assert.Equal(t, "[+]temporal ok\n[+]informers-synced ok\nok\n", body)
+	assert.Equal(t, "ok", body)
+	code, body = get(t, handler, "/readyz?verbose")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "[+]temporal ok\n[+]informers-synced ok\nreadyz check passed\n", body)
+}
+
+func TestReadyzVerboseListsChecksAndNamesTheFailing(t *testing.T) {
+	metrics, err := NewMetrics()
+	require.NoError(t, err)
+	server := NewServer("", metrics.Registry, zap.NewNop())
+	handler := server.Handler()
+
+	// Checks added once the handler serves are served too.
+	var deadline time.Duration
+	server.AddReadinessCheck("temporal", func(ctx context.Context) error {
+		d, ok := ctx.Deadline()
+		require.True(t, ok, "a readiness check runs without a timeout")
+		deadline = time.Until(d)
+		return nil
+	})
+	server.AddReadinessCheck("worker", func(context.Context) error { return errors.New("not polling the task queue") })
+
+	code, body := get(t, handler, "/readyz?verbose")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "[+]temporal ok\n[-]worker failed: reason withheld\nreadyz check failed\n", body)
+	assert.Positive(t, deadline)
+	assert.LessOrEqual(t, deadline, checkTimeout)
+
+	code, body = get(t, handler, "/readyz?verbose&exclude=worker")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "[+]temporal ok\n[+]worker excluded: ok\nreadyz check passed\n", body)
+}
+
+func TestWaitFor(t *testing.T) {
+	core, logs := observer.New(zapcore.WarnLevel)
+	failures := 1
+	err := WaitFor(context.Background(), "Temporal", func(context.Context) error {
+		if failures > 0 {
+			failures--
+			return errors.New("connection refused")
+		}
+		return nil
+	}, zap.New(core))
+	require.NoError(t, err)
+	entries := logs.FilterMessage("waiting for Temporal").All()
+	require.Len(t, entries, 1)
+	assert.Equal(t, "connection refused", entries[0].ContextMap()["error"])
+	assert.Equal(t, time.Second, entries[0].ContextMap()["retryIn"])
+
+	permanent := &temporalcheck.PermanentError{Err: errors.New("namespace does not exist")}
+	err = WaitFor(context.Background(), "Temporal", func(context.Context) error { return permanent }, zap.NewNop())
+	assert.Same(t, permanent, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = WaitFor(ctx, "Temporal", func(context.Context) error { return errors.New("connection refused") }, zap.NewNop())
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestRunShutsDownWithContext(t *testing.T) {

@@ -4,22 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/server/healthz"
 
 	"github.com/karmadaflow/karmadaflow/internal/temporalcheck"
 )
 
 const (
-	// checkTimeout bounds one readiness check.
+	// checkTimeout bounds one readiness check, and one try of WaitFor.
 	checkTimeout = 3 * time.Second
 	// shutdownTimeout bounds the graceful shutdown of the server.
 	shutdownTimeout = 5 * time.Second
@@ -28,43 +32,71 @@ const (
 // Check reports whether one dependency of readiness holds; nil means ready.
 type Check func(ctx context.Context) error
 
-type namedCheck struct {
-	name  string
-	check Check
-}
-
 // Server serves /metrics from a registry, /healthz (the process is alive and serving) and
-// /readyz (every named readiness check passes).
+// /readyz (every named readiness check passes), the latter two with Kubernetes' healthz
+// handlers: /readyz?verbose lists the checks, /readyz/<check> runs one and names its error,
+// /readyz?exclude=<check> skips one.
 type Server struct {
 	address  string
 	registry *prometheus.Registry
 	logger   *zap.Logger
 
 	mu     sync.Mutex
-	checks []namedCheck
+	checks []healthz.HealthChecker
+	// readyz serves /readyz and /readyz/<check>. healthz takes every check of a path in one
+	// install, so each AddReadinessCheck installs them all on a new mux, which replaces this
+	// one, even under a handler already serving.
+	readyz atomic.Pointer[http.ServeMux]
 }
 
 // NewServer returns a server for address that serves registry's metrics.
 func NewServer(address string, registry *prometheus.Registry, logger *zap.Logger) *Server {
-	return &Server{address: address, registry: registry, logger: logger}
+	s := &Server{address: address, registry: registry, logger: logger}
+	s.readyz.Store(readyzMux(nil))
+	return s
 }
 
-// AddReadinessCheck adds a named check to /readyz. Checks run in the order they were added.
+// AddReadinessCheck adds a named check to /readyz, which may already be served. Checks run
+// in the order they were added, each within checkTimeout.
 func (s *Server) AddReadinessCheck(name string, check Check) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.checks = append(s.checks, namedCheck{name: name, check: check})
+	s.checks = append(s.checks, healthz.NamedCheck(name, func(r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), checkTimeout)
+		defer cancel()
+		return check(ctx)
+	}))
+	s.readyz.Store(readyzMux(s.checks))
+}
+
+func readyzMux(checks []healthz.HealthChecker) *http.ServeMux {
+	mux := http.NewServeMux()
+	healthz.InstallReadyzHandler(mux, checks...)
+	return mux
 }
 
 // Handler is the HTTP handler of the server's endpoints.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = fmt.Fprintln(w, "ok")
+	healthz.InstallHandler(mux, healthz.PingHealthz)
+	readyz := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.readyz.Load().ServeHTTP(unavailableWriter{w}, r)
 	})
-	mux.HandleFunc("GET /readyz", s.serveReadyz)
+	mux.Handle("/readyz", readyz)
+	mux.Handle("/readyz/", readyz)
 	return mux
+}
+
+// unavailableWriter turns healthz's 500 for a failed check into 503 Service Unavailable: the
+// process works, it is not ready yet, and 503 is what /readyz has always answered then.
+type unavailableWriter struct{ http.ResponseWriter }
+
+func (w unavailableWriter) WriteHeader(code int) {
+	if code == http.StatusInternalServerError {
+		code = http.StatusServiceUnavailable
+	}
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // Run listens on the server's address and serves until ctx is done, then shuts down
@@ -95,64 +127,32 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-// serveReadyz answers 200 when every check passes and 503 otherwise, listing each check as
-// Kubernetes' own /readyz does.
-func (s *Server) serveReadyz(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	checks := append([]namedCheck(nil), s.checks...)
-	s.mu.Unlock()
-
-	var report strings.Builder
-	ready := true
-	for _, c := range checks {
-		ctx, cancel := context.WithTimeout(r.Context(), checkTimeout)
-		err := c.check(ctx)
-		cancel()
-		if err != nil {
-			ready = false
-			fmt.Fprintf(&report, "[-]%s failed: %v\n", c.name, err)
-			continue
-		}
-		fmt.Fprintf(&report, "[+]%s ok\n", c.name)
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if !ready {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		report.WriteString("readyz check failed\n")
-	} else {
-		report.WriteString("ok\n")
-	}
-	_, _ = w.Write([]byte(report.String()))
-}
-
 // WaitFor returns once check passes, with ctx's error, or with a permanent error of check
 // (temporalcheck.IsPermanent), which waiting would not fix. It retries with a delay that
 // doubles up to 30 seconds and logs each failure as a warning about what.
 func WaitFor(ctx context.Context, what string, check Check, logger *zap.Logger) error {
-	const maxDelay = 30 * time.Second
-	delay := time.Second
-	for {
+	// DelayFunc().Until, not ExponentialBackoffWithContext: the latter gives up once the delay
+	// reaches Cap, and WaitFor waits as long as ctx lasts. Steps only bounds the doublings.
+	delays := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}.DelayFunc()
+	var retryIn time.Duration
+	try := func(ctx context.Context) (bool, error) {
 		checkCtx, cancel := context.WithTimeout(ctx, checkTimeout)
+		defer cancel()
 		err := check(checkCtx)
-		cancel()
-		if err == nil {
-			return nil
+		switch {
+		case err == nil:
+			return true, nil
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		case temporalcheck.IsPermanent(err):
+			return false, err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if temporalcheck.IsPermanent(err) {
-			return err
-		}
-		logger.Warn("waiting for "+what, zap.Duration("retryIn", delay), zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, maxDelay)
+		// The delay is taken here to be logged; Until reads it after each try (sliding).
+		retryIn = delays()
+		logger.Warn("waiting for "+what, zap.Duration("retryIn", retryIn), zap.Error(err))
+		return false, nil
 	}
+	return wait.DelayFunc(func() time.Duration { return retryIn }).Until(ctx, true, true, try)
 }
 
 // SyncedCheck is ready when every named hasSynced function (e.g. of an informer or a trigger)
