@@ -19,12 +19,15 @@ import (
 func TestSecondInstallationSharesTheNamespace(t *testing.T) {
 	ctx := context.Background()
 	second := []string{"--task-queue", "second", "--workflow-id-prefix", "second/"}
+	c := dialTemporal(t)
+	// Cleanups run last added first: the second installation's workflows are terminated once its
+	// starter, which would start them again, has stopped. A run left behind never runs its first
+	// task, and counts as a run on no GetVersion branch (TestVersionsCountsRunningWorkflowsPerChange).
+	t.Cleanup(func() { terminateTaskQueue(t, "second") })
 	require.NoError(t, svc.StartInstance(ctx, "worker-second", second))
 	t.Cleanup(func() { svc.StopInstance("worker-second") })
 	require.NoError(t, svc.StartInstance(ctx, "starter-second", append(second, "--ensure-period", "2s")))
 	t.Cleanup(func() { svc.StopInstance("starter-second") })
-	c := dialTemporal(t)
-	t.Cleanup(func() { terminateTaskQueue(t, "second") })
 
 	ns, _, m2 := exposeToMember2(t)
 	for _, id := range []string{mcs.WorkflowID(ns, app), execution.WorkflowID(m2)} {
