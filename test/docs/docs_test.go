@@ -776,6 +776,19 @@ func (r *repo) flagsOf(dir string) map[string]bool {
 	return flags
 }
 
+// singleDashLongFlags names the long flags written with one dash: the worker and the starter
+// parse their flags with pflag, which takes two.
+func singleDashLongFlags(program string, args []string) []string {
+	var problems []string
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && len(name) > 1 {
+			problems = append(problems, fmt.Sprintf("%s takes long flags with two dashes: %s", program, a))
+		}
+	}
+	return problems
+}
+
 // checkFlags checks the arguments of a program taking Go flags: flags until the first other
 // argument. It returns the problems.
 func checkFlags(program string, flags map[string]bool, args []string) []string {
@@ -895,6 +908,7 @@ func (r *repo) checkSimple(words []string, strict bool) []string {
 			if tool == "worker" && len(args) > 0 && (args[0] == "bootstrap" || args[0] == "versions") {
 				args = args[1:]
 			}
+			problems = append(problems, singleDashLongFlags(tool, args)...)
 			problems = append(problems, checkFlags(tool, r.flagsOf(tool), args)...)
 		case "localenv":
 			problems = append(problems, checkFlags(tool, r.flagsOf("test/env/cmd/localenv"), args)...)
@@ -1100,6 +1114,7 @@ func TestTheChecksFail(t *testing.T) {
 		"go run ./test/env/cmd/localenv -nope 3":                  "no flag -nope",
 		"bin/worker --no-such-flag":                               "no flag -no-such-flag",
 		"bin/worker versions --no-such-flag":                      "no flag -no-such-flag",
+		"bin/worker -temporal-address x:7233":                     "two dashes",
 		"bin/starter --enable-proxy":                              "no flag -enable-proxy", // a worker flag
 		"bin/no-such-tool":                                        "builds bin/no-such-tool",
 		"hack/no-such-script.sh":                                  "no such script",
