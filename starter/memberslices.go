@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	"github.com/karmadaflow/karmadaflow/internal/members"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 )
@@ -65,10 +65,6 @@ func newMemberInformersSynced(registerer prometheus.Registerer) (prometheus.Gaug
 	})
 	return g, registerer.Register(g)
 }
-
-// sliceSelector selects the slices that can be collected: those of a Service, not dispatched.
-var sliceSelector = networkingv1alpha1.LabelServiceName + "," +
-	networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch
 
 // ensure runs the watch of cluster until ctx ends, unless it is a Pull cluster: the control
 // plane does not dial one, and its agent watches the slices inside it (worker --cluster).
@@ -124,7 +120,7 @@ func (s *memberSlices) run(ctx context.Context, cluster string) {
 		}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sliceSelector }),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = mcsactivities.CollectableSelector }),
 		informers.WithTransform(transformEndpointSlice))
 	informer := factory.Discovery().V1().EndpointSlices().Informer()
 	cfg := s.deps.triggerConfig("endpointslices-"+cluster, informer, func(ctx context.Context, key string) error {

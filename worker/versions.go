@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 	"github.com/karmadaflow/karmadaflow/internal/versioning"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
@@ -34,15 +32,11 @@ var versionedWorkflows = []versioning.Workflow{
 // runs in the namespace's visibility are on each version and on DefaultVersion, and whether
 // that branch may be removed (package versioning), then exits. It changes nothing.
 func runVersions(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
-	clientOptions, err := opts.TemporalClientOptions(observability.TemporalLogger(logger), nil)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, versionsTimeout)
 	defer cancel()
-	temporal, err := client.DialContext(ctx, clientOptions)
+	temporal, err := dialTemporal(ctx, opts, logger)
 	if err != nil {
-		return fmt.Errorf("connecting to Temporal at %s: %w", opts.TemporalAddress, err)
+		return err
 	}
 	defer temporal.Close()
 	namespace, err := temporal.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: opts.TemporalNamespace})

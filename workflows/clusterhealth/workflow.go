@@ -116,13 +116,7 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 		if pull {
 			res, err = probeThroughAgent(ctx, probe, interval)
 		} else {
-			if probeAsActivity {
-				probeCtx := summary.Activity(ctx, "probe the API server of cluster %s", in.Cluster)
-				err = workflow.ExecuteActivity(probeCtx, activities.ProbeCluster, probe).Get(ctx, &res)
-			} else {
-				probeCtx := summary.Local(ctx, "probe the API server of cluster %s", in.Cluster)
-				err = workflow.ExecuteLocalActivity(probeCtx, activities.ProbeCluster, probe).Get(ctx, &res)
-			}
+			err = probeHere(ctx, probe, probeAsActivity).Get(ctx, &res)
 			if err == nil && res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
 				res, err = probeThroughAgent(ctx, probe, interval)
 			}
@@ -168,6 +162,15 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 			return workflowtask.ContinueAsNew(ctx, ClusterHealth, in)
 		}
 	}
+}
+
+// probeHere probes the cluster from this worker: as a regular activity, or, in runs from
+// before probe-as-activity, as a local one.
+func probeHere(ctx workflow.Context, probe health.ProbeInput, asActivity bool) workflow.Future {
+	if asActivity {
+		return workflow.ExecuteActivity(summary.Activity(ctx, "probe the API server of cluster %s", probe.Cluster), activities.ProbeCluster, probe)
+	}
+	return workflow.ExecuteLocalActivity(summary.Local(ctx, "probe the API server of cluster %s", probe.Cluster), activities.ProbeCluster, probe)
 }
 
 // probeThroughAgent has the agent of a Pull cluster probe it, on the cluster's own task
