@@ -59,12 +59,15 @@ func TestRemoteHostCluster(t *testing.T) {
 		if k.Status.SecretRef == nil {
 			return fmt.Errorf("no secretRef yet")
 		}
+		// Status is written as the install goes: the aggregated API server comes after the
+		// admin kubeconfig, so wait for its Deployment too.
+		for _, d := range []string{names.Of(prov.SuffixAPIServer), names.Of(prov.SuffixAggregatedAPIServer)} {
+			if _, err := remote.Client().AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("Deployment %s in the remote host cluster: %w", d, err)
+			}
+		}
 		return nil
 	})
-	for _, d := range []string{names.Of(prov.SuffixAPIServer), names.Of(prov.SuffixAggregatedAPIServer)} {
-		_, err := remote.Client().AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
-		assert.NoError(t, err, "Deployment %s in the remote host cluster", d)
-	}
 	_, err = remote.Client().AppsV1().StatefulSets(ns).Get(ctx, names.Of(prov.SuffixEtcd), metav1.GetOptions{})
 	assert.NoError(t, err)
 	_, err = remote.Client().CoreV1().Secrets(ns).Get(ctx, names.Of(prov.SuffixCert), metav1.GetOptions{})
