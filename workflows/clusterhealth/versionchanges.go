@@ -8,4 +8,5 @@ var VersionChanges = []versioning.Change{
 	{ID: changeFailureThreshold, Max: 1, AtStart: true},
 	{ID: changePullClusters, Max: 1}, // when the cluster first answers Pull
 	{ID: changeProbeAsActivity, Max: 1, AtStart: true},
+	{ID: changeEntityLoop, Max: 1, AtStart: true},
 }

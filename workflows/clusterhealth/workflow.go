@@ -14,6 +14,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/activities/health"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/entity"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
 )
@@ -78,18 +79,21 @@ type State struct {
 
 var activities *health.Activities
 
+// changeEntityLoop versions running the entity loop (package entity): the resyncs received
+// before a probe are taken before it, and the run continues as new right after a probe, where
+// before it did after the wait that follows one.
+const changeEntityLoop = "entity-loop"
+
 // ClusterHealth probes one cluster until its Cluster object is deleted.
 func ClusterHealth(ctx workflow.Context, in Input) error {
-	interval := in.Interval
-	if interval <= 0 {
-		interval = DefaultInterval
+	h := &prober{in: in, interval: in.Interval, threshold: in.FailureThreshold, state: State{FailingSince: in.FailingSince}, due: true}
+	if h.interval <= 0 {
+		h.interval = DefaultInterval
 	}
-	threshold := in.FailureThreshold
-	if threshold <= 0 {
-		threshold = DefaultFailureThreshold
+	if h.threshold <= 0 {
+		h.threshold = DefaultFailureThreshold
 	}
-	state := State{FailingSince: in.FailingSince}
-	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return state, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return h.state, nil }); err != nil {
 		return err
 	}
 	if err := searchattr.Identify(ctx, "Cluster", "", in.Cluster); err != nil {
@@ -98,68 +102,131 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 	retry := &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 2}
 	ctx = workflowtask.WithLocalOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: ProbeTimeout, RetryPolicy: retry})
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: ProbeTimeout, RetryPolicy: retry})
-	thresholded := workflow.GetVersion(ctx, changeFailureThreshold, workflow.DefaultVersion, 1) == 1
-	probeAsActivity := workflow.GetVersion(ctx, changeProbeAsActivity, workflow.DefaultVersion, 1) == 1
-	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
-	phase := ""
-	pull := false // the cluster is in Pull mode: its agent probes it
+	h.thresholded = workflow.GetVersion(ctx, changeFailureThreshold, workflow.DefaultVersion, 1) == 1
+	h.probeAsActivity = workflow.GetVersion(ctx, changeProbeAsActivity, workflow.DefaultVersion, 1) == 1
+	h.resyncs = workflow.GetSignalChannel(ctx, SignalResync)
+	if workflow.GetVersion(ctx, changeEntityLoop, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return h.loopBeforeEntityLoop(ctx)
+	}
+	return entity.Run(ctx, ClusterHealth, h)
+}
+
+// prober is the process of one cluster's health in the entity loop (package entity): a probe
+// is due when the interval has passed since the last one, and on a resync.
+type prober struct {
+	in                  Input
+	interval, threshold time.Duration
+	// The branches of the run's version changes.
+	thresholded, probeAsActivity bool
+	resyncs                      workflow.ReceiveChannel
+	due                          bool   // a probe is due: the first, or one asked for
+	pull                         bool   // the cluster is in Pull mode: its agent probes it
+	phase                        string // the ReconcilePhase search attribute set last
+	state                        State
+}
+
+// Drain takes the resyncs received: each asks for a probe now.
+func (h *prober) Drain() {
+	for h.resyncs.ReceiveAsync(nil) {
+		h.due = true
+	}
+}
+
+// Due tells whether a probe is due now.
+func (h *prober) Due() bool { return h.due }
+
+// Wait blocks for the interval, or until a resync arrives.
+func (h *prober) Wait(ctx workflow.Context) {
+	sel := workflow.NewSelector(ctx)
+	timerCtx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	sel.AddFuture(workflow.NewTimer(timerCtx, h.interval), func(workflow.Future) { h.due = true })
+	sel.AddReceive(h.resyncs, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		h.due = true
+	})
+	sel.Select(ctx)
+}
+
+// Pass probes the cluster; it ends the workflow when the Cluster is gone.
+func (h *prober) Pass(ctx workflow.Context) (end bool, err error) {
+	h.due = false
+	return h.probe(ctx)
+}
+
+// ContinueAsNewAsked: a health workflow continues as new only when the server suggests it.
+func (h *prober) ContinueAsNewAsked(workflow.Context) bool { return false }
+
+// Next carries the input and when the probes began to fail to the next run.
+func (h *prober) Next() Input {
+	next := h.in
+	next.FailingSince = h.state.FailingSince
+	return next
+}
+
+// probe probes the cluster once and records the result in the state and the Cluster's Ready
+// condition. It ends the workflow when the Cluster is gone, with a new run when a resync came
+// after the probe (the Cluster may be back).
+func (h *prober) probe(ctx workflow.Context) (end bool, err error) {
+	probe := health.ProbeInput{Cluster: h.in.Cluster}
+	if h.thresholded {
+		probe.HoldReady = HoldReady(h.state.FailingSince, workflow.Now(ctx), h.threshold)
+	}
+	var res health.ProbeResult
+	if h.pull {
+		res, err = probeThroughAgent(ctx, probe, h.interval)
+	} else {
+		err = probeHere(ctx, probe, h.probeAsActivity).Get(ctx, &res)
+		if err == nil && res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
+			res, err = probeThroughAgent(ctx, probe, h.interval)
+		}
+	}
+	if err == nil && (h.pull || res.Pull) {
+		h.pull = res.Pull
+	}
+	h.state.Probes++
+	h.state.LastProbe = workflow.Now(ctx)
+	if err != nil {
+		return false, nil // the next probe tries again
+	}
+	if !res.Exists {
+		if h.thresholded && h.resyncs.Len() > 0 {
+			// Someone asked after the probe: the Cluster may be back. A new run probes again.
+			return true, workflowtask.ContinueAsNew(ctx, ClusterHealth, Input{Cluster: h.in.Cluster, Interval: h.in.Interval, FailureThreshold: h.in.FailureThreshold})
+		}
+		return true, nil
+	}
+	h.state.Ready, h.state.Message = res.Ready, res.Message
+	if h.thresholded {
+		switch {
+		case res.Reachable:
+			h.state.FailingSince = time.Time{}
+		case h.state.FailingSince.IsZero():
+			h.state.FailingSince = h.state.LastProbe
+		}
+	}
+	if p := readyPhase(res.Ready); p != h.phase {
+		h.phase = p
+		_ = searchattr.SetPhase(ctx, p)
+	}
+	return false, nil
+}
+
+// loopBeforeEntityLoop is the loop of runs started before entity-loop: probe, wait, take the
+// resyncs, continue as new when suggested. It goes when no such run is left (docs/building-
+// and-testing.md, "Retiring a GetVersion branch").
+func (h *prober) loopBeforeEntityLoop(ctx workflow.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err // cancelled: stop where we are
 		}
-		probe := health.ProbeInput{Cluster: in.Cluster}
-		if thresholded {
-			probe.HoldReady = HoldReady(state.FailingSince, workflow.Now(ctx), threshold)
+		if end, err := h.probe(ctx); end {
+			return err
 		}
-		var res health.ProbeResult
-		var err error
-		if pull {
-			res, err = probeThroughAgent(ctx, probe, interval)
-		} else {
-			err = probeHere(ctx, probe, probeAsActivity).Get(ctx, &res)
-			if err == nil && res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
-				res, err = probeThroughAgent(ctx, probe, interval)
-			}
-		}
-		if err == nil && (pull || res.Pull) {
-			pull = res.Pull
-		}
-		state.Probes++
-		state.LastProbe = workflow.Now(ctx)
-		if err == nil {
-			if !res.Exists {
-				if thresholded && resyncs.Len() > 0 {
-					// Someone asked after the probe: the Cluster may be back. A new run probes again.
-					return workflowtask.ContinueAsNew(ctx, ClusterHealth, Input{Cluster: in.Cluster, Interval: in.Interval, FailureThreshold: in.FailureThreshold})
-				}
-				return nil
-			}
-			state.Ready, state.Message = res.Ready, res.Message
-			if thresholded {
-				switch {
-				case res.Reachable:
-					state.FailingSince = time.Time{}
-				case state.FailingSince.IsZero():
-					state.FailingSince = state.LastProbe
-				}
-			}
-			if p := readyPhase(res.Ready); p != phase {
-				phase = p
-				_ = searchattr.SetPhase(ctx, p)
-			}
-		}
-
-		sel := workflow.NewSelector(ctx)
-		timerCtx, cancel := workflow.WithCancel(ctx)
-		sel.AddFuture(workflow.NewTimer(timerCtx, interval), func(workflow.Future) {})
-		sel.AddReceive(resyncs, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
-		sel.Select(ctx)
-		cancel()
-		for resyncs.ReceiveAsync(nil) {
-		}
+		h.Wait(ctx)
+		h.Drain()
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			in.FailingSince = state.FailingSince
-			return workflowtask.ContinueAsNew(ctx, ClusterHealth, in)
+			return workflowtask.ContinueAsNew(ctx, ClusterHealth, h.Next())
 		}
 	}
 }

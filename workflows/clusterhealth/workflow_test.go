@@ -17,8 +17,8 @@ import (
 	"github.com/karmadaflow/karmadaflow/workflows/wftest"
 )
 
-// prober answers ProbeCluster with result (or err) and counts the probes.
-type prober struct {
+// fakeProbe answers ProbeCluster with result (or err) and counts the probes.
+type fakeProbe struct {
 	result health.ProbeResult
 	err    error
 	probes int
@@ -26,7 +26,7 @@ type prober struct {
 	local  int // probes run as a local activity
 }
 
-func newEnv(p *prober) *testsuite.TestWorkflowEnvironment {
+func newEnv(p *fakeProbe) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
@@ -46,7 +46,7 @@ func state(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
 }
 
 func TestProbesEveryIntervalUntilTheClusterIsGone(t *testing.T) {
-	p := &prober{result: health.ProbeResult{Exists: true, Ready: true, Message: "ok"}}
+	p := &fakeProbe{result: health.ProbeResult{Exists: true, Ready: true, Message: "ok"}}
 	env := newEnv(p)
 	env.RegisterDelayedCallback(func() {
 		assert.Equal(t, 4, p.probes, "at 0, 10, 20 and 30 s")
@@ -65,7 +65,7 @@ func TestProbesEveryIntervalUntilTheClusterIsGone(t *testing.T) {
 // A probe is a regular activity: a cluster that does not answer takes longer than a workflow
 // task may wait for a local activity.
 func TestProbesRunAsRegularActivities(t *testing.T) {
-	p := &prober{result: health.ProbeResult{Exists: true, Ready: true}}
+	p := &fakeProbe{result: health.ProbeResult{Exists: true, Ready: true}}
 	env := newEnv(p)
 	wftest.CheckAt(t, env, 25*time.Second, func() {
 		assert.Equal(t, 3, p.probes)
@@ -74,7 +74,7 @@ func TestProbesRunAsRegularActivities(t *testing.T) {
 }
 
 func TestResyncProbesAtOnce(t *testing.T) {
-	p := &prober{result: health.ProbeResult{Exists: true, Ready: true}}
+	p := &fakeProbe{result: health.ProbeResult{Exists: true, Ready: true}}
 	env := newEnv(p)
 	env.RegisterDelayedCallback(func() {
 		p.result = health.ProbeResult{Exists: true, Message: "connection refused"}
@@ -89,7 +89,7 @@ func TestResyncProbesAtOnce(t *testing.T) {
 }
 
 func TestFailedProbeKeepsTheLastStateAndProbesAgain(t *testing.T) {
-	p := &prober{result: health.ProbeResult{Exists: true, Ready: true, Message: "ok"}}
+	p := &fakeProbe{result: health.ProbeResult{Exists: true, Ready: true, Message: "ok"}}
 	env := newEnv(p)
 	env.RegisterDelayedCallback(func() { p.err = errors.New("control plane unreachable") }, 5*time.Second)
 	env.RegisterDelayedCallback(func() { p.err = nil }, 25*time.Second)
@@ -104,7 +104,7 @@ func TestFailedProbeKeepsTheLastStateAndProbesAgain(t *testing.T) {
 // Continue-as-new keeps the cluster and interval; a resync that arrived meanwhile is answered
 // by the new run's first probe.
 func TestContinueAsNewCarriesTheInput(t *testing.T) {
-	p := &prober{result: health.ProbeResult{Exists: true, Ready: true, Reachable: true}}
+	p := &fakeProbe{result: health.ProbeResult{Exists: true, Ready: true, Reachable: true}}
 	env := newEnv(p)
 	env.SetContinueAsNewSuggested(true)
 	env.ExecuteWorkflow(ClusterHealth, Input{Cluster: "member1", Interval: 3 * time.Second})
@@ -205,7 +205,7 @@ func TestGoneClusterWithPendingResyncContinuesAsNew(t *testing.T) {
 
 // A continued run goes on counting failures from where the last run began to see them.
 func TestContinueAsNewCarriesTheFailureStart(t *testing.T) {
-	p := &prober{result: health.ProbeResult{Exists: true, Ready: true}} // held: not reachable
+	p := &fakeProbe{result: health.ProbeResult{Exists: true, Ready: true}} // held: not reachable
 	env := newEnv(p)
 	env.SetContinueAsNewSuggested(true)
 	start := env.Now()

@@ -5,9 +5,7 @@
 package execution
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -17,6 +15,7 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/entity"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
 )
@@ -126,8 +125,8 @@ var activities *act.Activities
 
 // WorkExecution applies the Works of one cluster, for as long as the cluster exists.
 func WorkExecution(ctx workflow.Context, in Input) error {
-	var state State
-	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return state, nil }); err != nil {
+	e := &executor{cluster: in.Cluster, pending: newWorkNames(in.Pending), versions: map[string]string{}, full: true}
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return e.state, nil }); err != nil {
 		return err
 	}
 	if err := searchattr.Identify(ctx, "WorkExecution", "", in.Cluster); err != nil {
@@ -149,182 +148,210 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		HeartbeatTimeout:    ApplyHeartbeat,
 		RetryPolicy:         retry,
 	})
-	applyAsActivity := workflow.GetVersion(ctx, changeApplyAsActivity, workflow.DefaultVersion, 1) == 1
-	passVersions := workflow.GetVersion(ctx, changePassVersions, workflow.DefaultVersion, 1) == 1
-	keepFailed := workflow.GetVersion(ctx, changeKeepFailed, workflow.DefaultVersion, 1) == 1
-	endWhenGone := workflow.GetVersion(ctx, changeEndWhenClusterGone, workflow.DefaultVersion, 1) == 1
-	boundCarried := workflow.GetVersion(ctx, changeBoundCarriedWorks, workflow.DefaultVersion, 1) == 1
-	slowAsActivity := workflow.GetVersion(ctx, changeSlowAppliesAsActivity, workflow.DefaultVersion, 1) == 1
-	safetyResync := SafetyResync
+	e.applyAsActivity = workflow.GetVersion(ctx, changeApplyAsActivity, workflow.DefaultVersion, 1) == 1
+	e.passVersions = workflow.GetVersion(ctx, changePassVersions, workflow.DefaultVersion, 1) == 1
+	e.keepFailed = workflow.GetVersion(ctx, changeKeepFailed, workflow.DefaultVersion, 1) == 1
+	e.endWhenGone = workflow.GetVersion(ctx, changeEndWhenClusterGone, workflow.DefaultVersion, 1) == 1
+	e.boundCarried = workflow.GetVersion(ctx, changeBoundCarriedWorks, workflow.DefaultVersion, 1) == 1
+	e.slowAsActivity = workflow.GetVersion(ctx, changeSlowAppliesAsActivity, workflow.DefaultVersion, 1) == 1
+	e.safetyResync = SafetyResync
 	if workflow.GetVersion(ctx, changeJitteredResync, workflow.DefaultVersion, 1) == 1 {
-		safetyResync = jitter.Spread(workflow.GetInfo(ctx).WorkflowExecution.ID, SafetyResync)
+		e.safetyResync = jitter.Spread(workflow.GetInfo(ctx).WorkflowExecution.ID, SafetyResync)
 	}
-	changes := workflow.GetSignalChannel(ctx, SignalChange)
-	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
+	e.changes = workflow.GetSignalChannel(ctx, SignalChange)
+	e.resyncs = workflow.GetSignalChannel(ctx, SignalResync)
+	return entity.Run(ctx, WorkExecution, e)
+}
 
-	pending := newWorkNames(in.Pending)
-	versions := map[string]string{} // of pending Works, when the signals carried them
-	record := func(c Change) {
-		pending.add(c.names())
-		if passVersions {
-			// Setting keys is order-independent.
-			//workflowcheck:ignore
-			for name, version := range c.Versions {
-				versions[name] = version
-			}
+// executor is the process of one cluster's Work execution in the entity loop (package entity):
+// a pass is due when Works changed, on a resync, on a retry and on the safety resync.
+type executor struct {
+	cluster          string
+	changes, resyncs workflow.ReceiveChannel
+	// The branches of the run's version changes.
+	applyAsActivity, passVersions, keepFailed, endWhenGone, boundCarried, slowAsActivity bool
+	safetyResync                                                                         time.Duration
+
+	pending  *workNames
+	versions map[string]string // of pending Works, when the signals carried them
+	full     bool              // the next pass re-applies everything (a new run does once)
+	pull     bool              // the cluster is in Pull mode: its agent applies the Works
+	retrying bool              // the pass retries Works that failed
+	lastFull time.Time
+	retryAt  time.Time
+	failures int
+	state    State
+}
+
+// record adds the Works a change names to those pending.
+func (e *executor) record(c Change) {
+	e.pending.add(c.names())
+	if e.passVersions {
+		// Setting keys is order-independent.
+		//workflowcheck:ignore
+		for name, version := range c.Versions {
+			e.versions[name] = version
 		}
 	}
-	full := true      // a new run re-applies everything once
-	pull := false     // the cluster is in Pull mode: its agent applies the Works
-	retrying := false // the round retries Works that failed
-	var lastFull, retryAt time.Time
-	failures := 0
-	drain := func() {
-		var c Change
-		for changes.ReceiveAsync(&c) {
-			record(c)
-			c = Change{}
-		}
-		for resyncs.ReceiveAsync(nil) {
-			full = true
-		}
+}
+
+// Drain records the signals received.
+func (e *executor) Drain() {
+	var c Change
+	for e.changes.ReceiveAsync(&c) {
+		e.record(c)
+		c = Change{}
 	}
+	for e.resyncs.ReceiveAsync(nil) {
+		e.full = true
+	}
+}
 
-	for {
-		if err := ctx.Err(); err != nil {
-			return err // cancelled: stop where we are
-		}
-		drain()
-		if !full && len(pending.list) == 0 {
-			wakeAt := lastFull.Add(safetyResync)
-			if !retryAt.IsZero() && (lastFull.IsZero() || retryAt.Before(wakeAt)) {
-				wakeAt = retryAt
-			}
-			sel := workflow.NewSelector(ctx)
-			timerCtx, cancel := workflow.WithCancel(ctx)
-			sel.AddFuture(workflow.NewTimer(timerCtx, max(wakeAt.Sub(workflow.Now(ctx)), time.Millisecond)), func(workflow.Future) {
-				if slices.Contains(state.Failed, "*") || lastFull.IsZero() || !workflow.Now(ctx).Before(lastFull.Add(safetyResync)) {
-					full = true
-				} else {
-					pending.extend(retryNames(state.Failed))
-					retrying = true
-				}
-			})
-			sel.AddReceive(changes, func(c workflow.ReceiveChannel, _ bool) {
-				var ch Change
-				c.Receive(ctx, &ch)
-				record(ch)
-			})
-			sel.AddReceive(resyncs, func(c workflow.ReceiveChannel, _ bool) {
-				c.Receive(ctx, nil)
-				full = true
-			})
-			sel.Select(ctx)
-			cancel()
-			drain()
-		}
+// Due tells whether a full pass or changed Works are waiting.
+func (e *executor) Due() bool { return e.full || len(e.pending.list) > 0 }
 
-		var batches []act.ApplyInput
-		if full {
-			batches = []act.ApplyInput{{Cluster: in.Cluster, All: true}}
+// Wait blocks until a change or resync arrives, or the retry or the safety resync is due.
+func (e *executor) Wait(ctx workflow.Context) {
+	wakeAt := e.lastFull.Add(e.safetyResync)
+	if !e.retryAt.IsZero() && (e.lastFull.IsZero() || e.retryAt.Before(wakeAt)) {
+		wakeAt = e.retryAt
+	}
+	sel := workflow.NewSelector(ctx)
+	timerCtx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	sel.AddFuture(workflow.NewTimer(timerCtx, max(wakeAt.Sub(workflow.Now(ctx)), time.Millisecond)), func(workflow.Future) {
+		if slices.Contains(e.state.Failed, "*") || e.lastFull.IsZero() || !workflow.Now(ctx).Before(e.lastFull.Add(e.safetyResync)) {
+			e.full = true
 		} else {
-			slices.Sort(pending.list)
-			for start := 0; start < len(pending.list); start += BatchSize {
-				names := pending.list[start:min(start+BatchSize, len(pending.list))]
-				batches = append(batches, act.ApplyInput{Cluster: in.Cluster, Works: names, Versions: versionsOf(versions, names)})
-			}
+			e.pending.extend(retryNames(e.state.Failed))
+			e.retrying = true
 		}
-		futures := make([]workflow.Future, len(batches))
-		local := make([]bool, len(batches))
-		for i, b := range batches {
-			switch {
-			case pull && !b.All: // a full pass asks the control plane's side first: is it still Pull?
-				futures[i] = applyOnAgent(ctx, b)
-			case applyAsActivity && (b.All || len(b.Works) > LocalBatch), slowAsActivity && retrying:
-				futures[i] = workflow.ExecuteActivity(summary.Activity(ctx, "%s", applySummary(b)), activities.ApplyWorks, b)
-			default:
-				futures[i], local[i] = workflow.ExecuteLocalActivity(summary.Local(ctx, "%s", applySummary(b)), activities.ApplyWorks, b), true
-			}
-		}
-		state.Reconciles++
-		var failed []string
-		lastErr := ""
-		gone := false
-		for i, f := range futures {
-			var res act.ApplyResult
-			err := f.Get(ctx, &res)
-			if slowAsActivity && local[i] && temporal.IsTimeoutError(err) {
-				// A member too slow for a local activity: the batch again, as a regular one.
-				res = act.ApplyResult{}
-				err = workflow.ExecuteActivity(summary.Activity(ctx, "%s (again: too slow for a local activity)", applySummary(batches[i])),
-					activities.ApplyWorks, batches[i]).Get(ctx, &res)
-			}
-			if err == nil && (batches[i].All || res.Pull) {
-				pull = res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1
-			}
-			if err == nil && res.Pull && pull {
-				res = act.ApplyResult{}
-				err = applyOnAgent(ctx, batches[i]).Get(ctx, &res)
-			}
-			if err != nil {
-				lastErr = err.Error()
-				if batches[i].All {
-					failed = append(failed, "*")
-				} else {
-					failed = append(failed, batches[i].Works...)
-				}
-				continue
-			}
-			gone = gone || res.ClusterGone
-			state.Applied += res.Applied
-			state.Deleted += res.Deleted
-			failed = append(failed, res.Failed...)
-			if res.Error != "" {
-				lastErr = res.Error
-			}
-		}
-		if endWhenGone && gone {
-			removed, err := removeExecutionSpace(ctx, in.Cluster)
-			switch {
-			case err != nil:
-				lastErr = err.Error()
-			case removed && (changes.Len() > 0 || resyncs.Len() > 0):
-				// Asked for after the Cluster was found gone: it may be back. A new run looks again.
-				return workflowtask.ContinueAsNew(ctx, WorkExecution, Input{Cluster: in.Cluster})
-			case removed:
-				return nil
-			}
-			failed = append(failed, "*") // the Cluster is back, or the removal failed: a full pass again
-		}
-		if full && !slices.Contains(failed, "*") {
-			lastFull = workflow.Now(ctx)
-			state.LastFull = lastFull
-		}
-		var waiting []string // failed before, not tried in this round: still due at retryAt
-		if keepFailed && !full {
-			waiting = slices.DeleteFunc(slices.Clone(state.Failed), func(name string) bool { return pending.has[name] })
-		}
-		full, pending, versions, retrying = false, newWorkNames(nil), map[string]string{}, false
-		state.Failed, state.LastError, state.Pending = addNames(failed, waiting), lastErr, 0
+	})
+	sel.AddReceive(e.changes, func(c workflow.ReceiveChannel, _ bool) {
+		var ch Change
+		c.Receive(ctx, &ch)
+		e.record(ch)
+	})
+	sel.AddReceive(e.resyncs, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		e.full = true
+	})
+	sel.Select(ctx)
+}
+
+// Pass applies the pending Works in batches (or every Work, in a full pass) and schedules a
+// retry of what failed. It ends the workflow when the Cluster is gone and its execution
+// namespace removed.
+func (e *executor) Pass(ctx workflow.Context) (end bool, err error) {
+	batches := e.batches()
+	futures := make([]workflow.Future, len(batches))
+	local := make([]bool, len(batches))
+	for i, b := range batches {
 		switch {
-		case len(failed) > 0:
-			failures++
-			retryAt = workflow.Now(ctx).Add(min(time.Second<<min(failures-1, 6), time.Minute))
-		case len(waiting) == 0:
-			failures, retryAt = 0, time.Time{}
-		}
-
-		describe(ctx, in.Cluster, state, retryAt)
-
-		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			drain()
-			carried := append(pending.list, retryNames(state.Failed)...)
-			if boundCarried && len(carried) > MaxSignalWorks {
-				carried = nil // too large an input to start the new run with; its full pass covers them
-			}
-			return workflowtask.ContinueAsNew(ctx, WorkExecution, Input{Cluster: in.Cluster, Pending: carried})
+		case e.pull && !b.All: // a full pass asks the control plane's side first: is it still Pull?
+			futures[i] = applyOnAgent(ctx, b)
+		case e.applyAsActivity && (b.All || len(b.Works) > LocalBatch), e.slowAsActivity && e.retrying:
+			futures[i] = workflow.ExecuteActivity(summary.Activity(ctx, "%s", applySummary(b)), activities.ApplyWorks, b)
+		default:
+			futures[i], local[i] = workflow.ExecuteLocalActivity(summary.Local(ctx, "%s", applySummary(b)), activities.ApplyWorks, b), true
 		}
 	}
+	e.state.Reconciles++
+	var failed []string
+	lastErr := ""
+	gone := false
+	for i, f := range futures {
+		var res act.ApplyResult
+		err := f.Get(ctx, &res)
+		if e.slowAsActivity && local[i] && temporal.IsTimeoutError(err) {
+			// A member too slow for a local activity: the batch again, as a regular one.
+			res = act.ApplyResult{}
+			err = workflow.ExecuteActivity(summary.Activity(ctx, "%s (again: too slow for a local activity)", applySummary(batches[i])),
+				activities.ApplyWorks, batches[i]).Get(ctx, &res)
+		}
+		if err == nil && (batches[i].All || res.Pull) {
+			e.pull = res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1
+		}
+		if err == nil && res.Pull && e.pull {
+			res = act.ApplyResult{}
+			err = applyOnAgent(ctx, batches[i]).Get(ctx, &res)
+		}
+		if err != nil {
+			lastErr = err.Error()
+			if batches[i].All {
+				failed = append(failed, "*")
+			} else {
+				failed = append(failed, batches[i].Works...)
+			}
+			continue
+		}
+		gone = gone || res.ClusterGone
+		e.state.Applied += res.Applied
+		e.state.Deleted += res.Deleted
+		failed = append(failed, res.Failed...)
+		if res.Error != "" {
+			lastErr = res.Error
+		}
+	}
+	if e.endWhenGone && gone {
+		removed, err := removeExecutionSpace(ctx, e.cluster)
+		switch {
+		case err != nil:
+			lastErr = err.Error()
+		case removed && (e.changes.Len() > 0 || e.resyncs.Len() > 0):
+			// Asked for after the Cluster was found gone: it may be back. A new run looks again.
+			return true, workflowtask.ContinueAsNew(ctx, WorkExecution, Input{Cluster: e.cluster})
+		case removed:
+			return true, nil
+		}
+		failed = append(failed, "*") // the Cluster is back, or the removal failed: a full pass again
+	}
+	if e.full && !slices.Contains(failed, "*") {
+		e.lastFull = workflow.Now(ctx)
+		e.state.LastFull = e.lastFull
+	}
+	var waiting []string // failed before, not tried in this pass: still due at retryAt
+	if e.keepFailed && !e.full {
+		waiting = slices.DeleteFunc(slices.Clone(e.state.Failed), func(name string) bool { return e.pending.has[name] })
+	}
+	e.full, e.pending, e.versions, e.retrying = false, newWorkNames(nil), map[string]string{}, false
+	e.state.Failed, e.state.LastError, e.state.Pending = addNames(failed, waiting), lastErr, 0
+	switch {
+	case len(failed) > 0:
+		e.failures++
+		e.retryAt = workflow.Now(ctx).Add(entity.RetryDelay(e.failures, time.Second, time.Minute))
+	case len(waiting) == 0:
+		e.failures, e.retryAt = 0, time.Time{}
+	}
+	describe(ctx, e.cluster, e.state, e.retryAt)
+	return false, nil
+}
+
+// batches are the ApplyWorks calls of a pass: every Work, or the pending ones in sorted
+// batches of BatchSize.
+func (e *executor) batches() []act.ApplyInput {
+	if e.full {
+		return []act.ApplyInput{{Cluster: e.cluster, All: true}}
+	}
+	var batches []act.ApplyInput
+	slices.Sort(e.pending.list)
+	for start := 0; start < len(e.pending.list); start += BatchSize {
+		names := e.pending.list[start:min(start+BatchSize, len(e.pending.list))]
+		batches = append(batches, act.ApplyInput{Cluster: e.cluster, Works: names, Versions: versionsOf(e.versions, names)})
+	}
+	return batches
+}
+
+// ContinueAsNewAsked: Work execution continues as new only when the server suggests it.
+func (e *executor) ContinueAsNewAsked(workflow.Context) bool { return false }
+
+// Next carries the Works still to apply, and those to retry, to the next run.
+func (e *executor) Next() Input {
+	carried := append(e.pending.list, retryNames(e.state.Failed)...)
+	if e.boundCarried && len(carried) > MaxSignalWorks {
+		carried = nil // too large an input to start the new run with; its full pass covers them
+	}
+	return Input{Cluster: e.cluster, Pending: carried}
 }
 
 // applyOnAgent has a batch applied by the agent of a Pull cluster, on the cluster's own task
@@ -344,98 +371,4 @@ func removeExecutionSpace(ctx workflow.Context, cluster string) (removed bool, e
 	remove := summary.Activity(ctx, "release the Works of deleted Cluster %s and delete its execution namespace", cluster)
 	err = workflow.ExecuteActivity(remove, activities.RemoveExecutionSpace, cluster).Get(ctx, &res)
 	return res.Removed, err
-}
-
-// applySummary says what an ApplyWorks call does.
-func applySummary(in act.ApplyInput) string {
-	if in.All {
-		return "apply every Work of " + in.Cluster + " (a full pass)"
-	}
-	return fmt.Sprintf("apply %d changed Works to %s: %s", len(in.Works), in.Cluster, summary.List(in.Works))
-}
-
-// describe sets the current details the Temporal UI shows: what the last pass did, what failed
-// and when it is retried.
-func describe(ctx workflow.Context, cluster string, state State, retryAt time.Time) {
-	var lines []string
-	lines = append(lines, fmt.Sprintf("**Work execution of %s**\n", cluster))
-	lines = append(lines, fmt.Sprintf("- passes: %d, last at %s", state.Reconciles, summary.Time(workflow.Now(ctx))))
-	lines = append(lines, fmt.Sprintf("- last full pass: %s", summary.Time(state.LastFull)))
-	lines = append(lines, fmt.Sprintf("- applied %d, deleted %d in all", state.Applied, state.Deleted))
-	if len(state.Failed) == 0 {
-		lines = append(lines, "- no retry pending")
-	} else {
-		failed := slices.Clone(state.Failed)
-		if i := slices.Index(failed, "*"); i >= 0 {
-			failed[i] = "the full pass"
-		}
-		lines = append(lines, fmt.Sprintf("- failed, retried at %s: %s", summary.Time(retryAt), summary.List(failed)))
-	}
-	if state.LastError != "" {
-		lines = append(lines, fmt.Sprintf("- last error: %s", summary.Error(state.LastError)))
-	}
-	workflow.SetCurrentDetails(ctx, strings.Join(lines, "\n"))
-}
-
-// retryNames are the Works to apply again after a failure; "*" (a failed full pass) is left to
-// the next full pass.
-func retryNames(failed []string) []string {
-	return slices.DeleteFunc(slices.Clone(failed), func(s string) bool { return s == "*" })
-}
-
-// addNames appends to names those of more it does not hold yet, each once.
-func addNames(names []string, more []string) []string {
-	w := newWorkNames(names)
-	w.add(more)
-	return w.list
-}
-
-// workNames are Work names in the order they were named, and the set of them, so that adding
-// a name costs the same however many are held: a scan of the list made a batch of n names cost
-// O(n²), over a second for 20,000, which Temporal's deadlock detector fails.
-type workNames struct {
-	list []string
-	has  map[string]bool
-}
-
-// newWorkNames holds names as they are, repeated ones included: a run continued with a
-// repeated name applies it as the run before would have.
-func newWorkNames(names []string) *workNames {
-	w := &workNames{list: slices.Clone(names), has: make(map[string]bool, len(names))}
-	for _, name := range names {
-		w.has[name] = true
-	}
-	return w
-}
-
-// add appends the names not held yet, each once.
-func (w *workNames) add(names []string) {
-	for _, name := range names {
-		if name != "" && !w.has[name] {
-			w.list = append(w.list, name)
-			w.has[name] = true
-		}
-	}
-}
-
-// extend appends names as they are, as the retry of failed Works always has.
-func (w *workNames) extend(names []string) {
-	w.list = append(w.list, names...)
-	for _, name := range names {
-		w.has[name] = true
-	}
-}
-
-// versionsOf picks the versions of names (nil when there are none).
-func versionsOf(versions map[string]string, names []string) map[string]string {
-	var out map[string]string
-	for _, name := range names {
-		if v, ok := versions[name]; ok {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[name] = v
-		}
-	}
-	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/entity"
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
@@ -35,8 +36,7 @@ func (r *reconciler) fail(ctx workflow.Context, now time.Time, phase string) {
 func (r *reconciler) scheduleRetry(now time.Time) {
 	r.failures++
 	r.state.Failures = r.failures
-	delay := min(time.Second<<min(r.failures-1, 6), time.Minute)
-	r.retryAt = now.Add(delay)
+	r.retryAt = now.Add(entity.RetryDelay(r.failures, time.Second, time.Minute))
 }
 
 // writeStatus writes the conditions unless they equal what was written last.

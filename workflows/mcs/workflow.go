@@ -10,11 +10,13 @@ import (
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	"github.com/karmadaflow/karmadaflow/internal/jitter"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/entity"
 	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
 )
 
-// The entity workflow and its loop: names, input and query state; wait for a signal or the
-// timer, reconcile, continue as new.
+// The entity workflow and its process in the entity loop (package entity): names, input and
+// query state; a reconcile is due on a signal, the safety resync, a provider's grace running
+// out or a retry.
 
 // Names under which the workflow, its signals and its query are registered.
 const (
@@ -116,34 +118,10 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 	if workflow.GetVersion(ctx, changeJitteredResync, workflow.DefaultVersion, 1) == 1 {
 		r.safetyResync = jitter.Spread(workflow.GetInfo(ctx).WorkflowExecution.ID, SafetyResync)
 	}
-	changes := workflow.GetSignalChannel(ctx, SignalChange)
-	resyncs := workflow.GetSignalChannel(ctx, SignalResync)
+	r.changes = workflow.GetSignalChannel(ctx, SignalChange)
+	r.resyncs = workflow.GetSignalChannel(ctx, SignalResync)
 	ctx = workflowtask.WithLocalOptions(ctx, localActivityOptions)
-
-	for {
-		if err := ctx.Err(); err != nil {
-			return err // cancelled: stop where we are
-		}
-		r.drain(changes, resyncs)
-		if !r.pending.any() {
-			r.wait(ctx, changes, resyncs)
-			r.drain(changes, resyncs)
-		}
-		finished := r.reconcile(ctx)
-		if finished {
-			return nil
-		}
-		r.describe(ctx)
-		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() || r.continueAsNewAsked(ctx) {
-			r.drain(changes, resyncs)
-			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-				return err
-			}
-			return workflowtask.ContinueAsNew(ctx, MultiClusterService, Input{
-				Namespace: in.Namespace, Name: in.Name, Pending: r.pending, LastStatus: r.lastStatus,
-			})
-		}
-	}
+	return entity.Run(ctx, MultiClusterService, r)
 }
 
 // localActivityOptions are bounded by the run's workflow task (workflowtask.BoundLocal): a step
@@ -160,7 +138,8 @@ var localActivityOptions = workflow.LocalActivityOptions{
 }
 
 type reconciler struct {
-	ref act.Ref
+	ref              act.Ref
+	changes, resyncs workflow.ReceiveChannel
 	// worksUnread: no reconcile has run in this process since it loaded the workflow (started
 	// it, or replayed it after another worker ran it, or after it left the cache). The first
 	// that does tells its activities until when another worker may have written the Works
@@ -194,13 +173,14 @@ type reconciler struct {
 	state State
 }
 
-func (r *reconciler) drain(changes, resyncs workflow.ReceiveChannel) {
+// Drain records the signals received.
+func (r *reconciler) Drain() {
 	var c Change
-	for changes.ReceiveAsync(&c) {
+	for r.changes.ReceiveAsync(&c) {
 		r.pending.add(c)
 	}
 	var request any // decoded as before ResyncRequest existed: any payload is a resync
-	for resyncs.ReceiveAsync(&request) {
+	for r.resyncs.ReceiveAsync(&request) {
 		r.resync(request)
 		request = nil
 	}
@@ -216,15 +196,33 @@ func (r *reconciler) resync(request any) {
 	}
 }
 
-// continueAsNewAsked tells whether a resync asked to continue as new (runs that received one
+// Due tells whether a signal, a timer or the last reconcile left work to do.
+func (r *reconciler) Due() bool { return r.pending.any() }
+
+// Pass reconciles what is pending and describes the result; it ends the workflow once the
+// object is gone and everything removed.
+func (r *reconciler) Pass(ctx workflow.Context) (end bool, err error) {
+	if r.reconcile(ctx) {
+		return true, nil
+	}
+	r.describe(ctx)
+	return false, nil
+}
+
+// Next carries the pending work and the last status written to the next run.
+func (r *reconciler) Next() Input {
+	return Input{Namespace: r.ref.Namespace, Name: r.ref.Name, Pending: r.pending, LastStatus: r.lastStatus}
+}
+
+// ContinueAsNewAsked tells whether a resync asked to continue as new (runs that received one
 // before this was versioned ignore it).
-func (r *reconciler) continueAsNewAsked(ctx workflow.Context) bool {
+func (r *reconciler) ContinueAsNewAsked(ctx workflow.Context) bool {
 	return r.askedToContinueAsNew && workflow.GetVersion(ctx, changeContinueAsNewOnRequest, workflow.DefaultVersion, 1) == 1
 }
 
-// wait blocks until a signal arrives or the next timed wake-up (safety resync, a provider's
+// Wait blocks until a signal arrives or the next timed wake-up (safety resync, a provider's
 // grace running out, or a retry) is due. One timer is kept across waits.
-func (r *reconciler) wait(ctx workflow.Context, changes, resyncs workflow.ReceiveChannel) {
+func (r *reconciler) Wait(ctx workflow.Context) {
 	wakeAt := r.wakeUpAt()
 	if r.timer == nil || !wakeAt.Equal(r.timerAt) {
 		if r.cancelTimer != nil {
@@ -235,12 +233,12 @@ func (r *reconciler) wait(ctx workflow.Context, changes, resyncs workflow.Receiv
 		r.state.NextWakeUp = wakeAt
 	}
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(changes, func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(r.changes, func(c workflow.ReceiveChannel, _ bool) {
 		var change Change
 		c.Receive(ctx, &change)
 		r.pending.add(change)
 	})
-	sel.AddReceive(resyncs, func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(r.resyncs, func(c workflow.ReceiveChannel, _ bool) {
 		var request any
 		c.ReceiveAsync(&request) // one that does not decode is still a resync, as it always was
 		r.resync(request)

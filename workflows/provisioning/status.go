@@ -11,6 +11,7 @@ import (
 	act "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
+	"github.com/karmadaflow/karmadaflow/workflows/entity"
 )
 
 // Status and retry: the status written when it changes, the phase, and the backoff after a
@@ -47,8 +48,7 @@ func (r *reconciler) fail(ctx workflow.Context, step string, err error) {
 	message := step + ": " + errorMessage(err)
 	r.state.LastError = message
 	r.setPhase(ctx, PhaseFailed)
-	delay := min(5*time.Second<<min(r.state.Failures-1, 5), 2*time.Minute)
-	r.retryAt = workflow.Now(ctx).Add(delay)
+	r.retryAt = workflow.Now(ctx).Add(entity.RetryDelay(r.state.Failures, 5*time.Second, 2*time.Minute))
 	if r.state.Generation > 0 {
 		_ = r.writeStatus(ctx, act.StatusInput{Reason: operatorv1alpha1.ReasonFailed, Message: message,
 			AdminConfig: r.state.Progress.Done[act.StepWriteAdminKubeconfig] != ""})

@@ -7,11 +7,11 @@ import (
 
 	act "github.com/karmadaflow/karmadaflow/activities/provisioning"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
-	"github.com/karmadaflow/karmadaflow/workflows/workflowtask"
+	"github.com/karmadaflow/karmadaflow/workflows/entity"
 )
 
-// The entity workflow and its loop: names, input and query state; wait for a signal or the
-// retry, run a pass, continue as new.
+// The entity workflow and its process in the entity loop (package entity): names, input and
+// query state; a pass is due on a signal, a retry or a certificate renewal.
 
 // Names under which the workflow, its signals and its query are registered.
 const (
@@ -102,29 +102,7 @@ func Karmada(ctx workflow.Context, in Input) error {
 	}
 	r.changes = workflow.GetSignalChannel(ctx, SignalChange)
 	r.resyncs = workflow.GetSignalChannel(ctx, SignalResync)
-
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		r.drain()
-		if !r.pending {
-			r.wait(ctx)
-			r.drain()
-		}
-		if r.reconcile(ctx) {
-			return nil
-		}
-		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			r.drain()
-			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-				return err
-			}
-			return workflowtask.ContinueAsNew(ctx, Karmada, Input{
-				Namespace: in.Namespace, Name: in.Name, Progress: r.state.Progress, Resync: r.resync,
-			})
-		}
-	}
+	return entity.Run(ctx, Karmada, r)
 }
 
 type reconciler struct {
@@ -137,7 +115,22 @@ type reconciler struct {
 	state                                  State
 }
 
-func (r *reconciler) drain() {
+// Due tells whether a signal or a timer asked for a pass.
+func (r *reconciler) Due() bool { return r.pending }
+
+// Pass runs the steps; it ends the workflow once the object is gone and everything removed.
+func (r *reconciler) Pass(ctx workflow.Context) (end bool, err error) { return r.reconcile(ctx), nil }
+
+// ContinueAsNewAsked: a Karmada workflow continues as new only when the server suggests it.
+func (r *reconciler) ContinueAsNewAsked(workflow.Context) bool { return false }
+
+// Next carries the progress, and a resync not run yet, to the next run.
+func (r *reconciler) Next() Input {
+	return Input{Namespace: r.ref.Namespace, Name: r.ref.Name, Progress: r.state.Progress, Resync: r.resync}
+}
+
+// Drain records the signals received.
+func (r *reconciler) Drain() {
 	var c Change
 	for r.changes.ReceiveAsync(&c) {
 		r.pending = true
@@ -148,8 +141,8 @@ func (r *reconciler) drain() {
 	}
 }
 
-// wait blocks until a signal arrives or a retry is due.
-func (r *reconciler) wait(ctx workflow.Context) {
+// Wait blocks until a signal arrives, a retry is due or a certificate is due for renewal.
+func (r *reconciler) Wait(ctx workflow.Context) {
 	sel := workflow.NewSelector(ctx)
 	r.addSignals(ctx, sel)
 	if !r.retryAt.IsZero() {
