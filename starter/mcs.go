@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
@@ -33,6 +34,9 @@ type mcsTriggers struct {
 	// memberWatches keeps the members' EndpointSlice watches, on every replica; it signals
 	// nothing.
 	memberWatches *trigger.Trigger
+	// clusterFanout paces the signals a Cluster change sends to the MultiClusterServices that
+	// involve it (--cluster-change-signals-per-second).
+	clusterFanout flowcontrol.RateLimiter
 }
 
 // appliedCoalesce is how long the Applied changes of one MultiClusterService's Works are
@@ -40,11 +44,13 @@ type mcsTriggers struct {
 const appliedCoalesce = time.Second
 
 func newMCSTriggers(deps dependencies) (*mcsTriggers, []*trigger.Trigger, error) {
+	fanout := deps.Options.ClusterChangeSignalsPerSecond
 	m := &mcsTriggers{
-		works:    newWorkBatches(),
-		deps:     deps,
-		mcs:      deps.ControlPlaneDynamic.ForResource(kube.MultiClusterServices).Informer(),
-		clusters: deps.ControlPlaneDynamic.ForResource(kube.Clusters).Informer(),
+		works:         newWorkBatches(),
+		deps:          deps,
+		clusterFanout: flowcontrol.NewTokenBucketRateLimiter(float32(fanout), max(1, int(fanout))),
+		mcs:           deps.ControlPlaneDynamic.ForResource(kube.MultiClusterServices).Informer(),
+		clusters:      deps.ControlPlaneDynamic.ForResource(kube.Clusters).Informer(),
 	}
 	m.slices = newMemberSlices(deps, m.signalSlices)
 	services := deps.ControlPlaneKube.Core().V1().Services().Informer()
@@ -165,7 +171,11 @@ func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
 		if !involves(u, name) {
 			continue
 		}
-		if err := m.signalMCS(ctx, u.GetNamespace(), u.GetName(), mcs.Change{Kind: mcs.ChangeClusters, DetectedAt: time.Now()}); err != nil {
+		if err := m.clusterFanout.Wait(ctx); err != nil {
+			return err
+		}
+		change := mcs.Change{Kind: mcs.ChangeClusters, Cluster: name, DetectedAt: time.Now()}
+		if err := m.signalMCS(ctx, u.GetNamespace(), u.GetName(), change); err != nil {
 			return err
 		}
 	}

@@ -132,6 +132,7 @@ func (o *Options) addWorkerFlags(sections *cliflag.NamedFlagSets, temporal *pfla
 func (o *Options) addStarterFlags(sections *cliflag.NamedFlagSets) {
 	fs := sections.FlagSet("starter")
 	fs.IntVar(&o.TriggerWorkers, "trigger-workers", o.TriggerWorkers, "goroutines per watched resource that signal workflows")
+	fs.Float64Var(&o.ClusterChangeSignalsPerSecond, "cluster-change-signals-per-second", o.ClusterChangeSignalsPerSecond, "signals per second, across all Clusters, that tell MultiClusterServices a Cluster they involve changed (a member's Ready flip reaches each of them)")
 	fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "informer resync period")
 	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", o.ClusterProbeInterval, "how often each member cluster's health is probed")
 	fs.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", o.ClusterFailureThreshold, "how long a cluster's probes must fail before it is marked not Ready (a success marks it Ready at once)")

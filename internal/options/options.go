@@ -87,8 +87,12 @@ type Options struct {
 	ActivitiesPerSecond        float64 // per task queue, across all workers; 0: unlimited
 
 	// Starter only.
-	TriggerWorkers int           // goroutines per trigger that send signals
-	ResyncPeriod   time.Duration // informer resync (resyncs of unchanged objects send no signal)
+	TriggerWorkers int // goroutines per trigger that send signals
+	// ClusterChangeSignalsPerSecond bounds the signals one Cluster change fans out to the
+	// MultiClusterServices that involve it, across all Clusters: a flapping member then
+	// queues behind the other changes instead of crowding them out.
+	ClusterChangeSignalsPerSecond float64
+	ResyncPeriod                  time.Duration // informer resync (resyncs of unchanged objects send no signal)
 	// EnsurePeriod is how often the starter checks that every object it owns has a running
 	// workflow, and starts those that have none.
 	EnsurePeriod time.Duration
@@ -192,24 +196,25 @@ type ProxyAuth struct {
 // Default returns the options of component before flags and environment are applied.
 func Default(component Component) *Options {
 	o := &Options{
-		Component:                    component,
-		TemporalAddress:              "127.0.0.1:7233",
-		TemporalNamespace:            "default",
-		TaskQueue:                    "karmadaflow",
-		KubeAPIQPS:                   50,
-		KubeAPIBurst:                 100,
-		MetricsBindAddress:           "127.0.0.1:9090",
-		LogLevel:                     "info",
-		LogFormat:                    LogFormatJSON,
-		ShutdownTimeout:              30 * time.Second,
-		TriggerWorkers:               4,
-		MaxConcurrentLocalActivities: 64,
-		MaxConcurrentWorkflowTasks:   WorkflowTasksPerCPU * runtime.GOMAXPROCS(0),
-		ResyncPeriod:                 10 * time.Minute,
-		EnsurePeriod:                 time.Minute,
-		WorkflowTaskTimeout:          2 * time.Second,
-		NamespaceRetention:           72 * time.Hour,
-		StickyScheduleToStartTimeout: time.Second,
+		Component:                     component,
+		TemporalAddress:               "127.0.0.1:7233",
+		TemporalNamespace:             "default",
+		TaskQueue:                     "karmadaflow",
+		KubeAPIQPS:                    50,
+		KubeAPIBurst:                  100,
+		MetricsBindAddress:            "127.0.0.1:9090",
+		LogLevel:                      "info",
+		LogFormat:                     LogFormatJSON,
+		ShutdownTimeout:               30 * time.Second,
+		TriggerWorkers:                4,
+		ClusterChangeSignalsPerSecond: 200,
+		MaxConcurrentLocalActivities:  64,
+		MaxConcurrentWorkflowTasks:    WorkflowTasksPerCPU * runtime.GOMAXPROCS(0),
+		ResyncPeriod:                  10 * time.Minute,
+		EnsurePeriod:                  time.Minute,
+		WorkflowTaskTimeout:           2 * time.Second,
+		NamespaceRetention:            72 * time.Hour,
+		StickyScheduleToStartTimeout:  time.Second,
 		LeaderElection: LeaderElection{
 			LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second,

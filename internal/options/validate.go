@@ -125,6 +125,9 @@ func (o *Options) Validate() error {
 	if o.TriggerWorkers <= 0 {
 		errs = append(errs, fmt.Errorf("--trigger-workers must be positive, got %d", o.TriggerWorkers))
 	}
+	if o.ClusterChangeSignalsPerSecond <= 0 {
+		errs = append(errs, fmt.Errorf("--cluster-change-signals-per-second must be positive, got %v", o.ClusterChangeSignalsPerSecond))
+	}
 	if o.ResyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("--resync-period must not be negative, got %v", o.ResyncPeriod))
 	}

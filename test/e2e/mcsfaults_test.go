@@ -64,19 +64,27 @@ func testMCSUnhealthyProviderGrace(t *testing.T) {
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
 	consumer := testEnv.Member(m2)
 
-	// An outage shorter than the grace withdraws nothing.
+	// An outage shorter than the grace withdraws nothing, and its Ready flips take no full
+	// reconcile: the workflow reads the clusters again and rewrites the status only.
+	before := mcsStateOf(t, mcs.WorkflowID(ns, app))
 	require.NoError(t, testEnv.StopMemberAPIServer(m1))
+	sawNotReady := false
 	for end := time.Now().Add(testUnhealthyGrace / 2); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
 		got, err := remoteAddresses(consumer, ns, app)
 		require.NoError(t, err)
 		require.Len(t, got[m1], 2, "withdrawn inside the grace period")
+		sawNotReady = sawNotReady || clusterReadyIs(m1, "False") == nil
 	}
+	require.True(t, sawNotReady, "%s was not marked not Ready within half the grace", m1)
 	require.NoError(t, testEnv.StartMemberAPIServer(m1))
 	expectClusterReady(t, m1, "True")
 	expectCondition(t, ns, app, networkingv1alpha1.ConditionEndpointSliceCollected, "True")
 	got, err := remoteAddresses(consumer, ns, app)
 	require.NoError(t, err)
 	require.Len(t, got[m1], 2)
+	after := mcsStateOf(t, mcs.WorkflowID(ns, app))
+	require.Greater(t, after.Reconciles, before.Reconciles, "the flips were reconciled")
+	require.Equal(t, before.LastFullRun, after.LastFullRun, "a Ready flip inside the grace took a full reconcile")
 
 	// An outage longer than the grace withdraws the provider's slices, and recovery restores them.
 	// The API server stops answering at SIGTERM, before StopMemberAPIServer returns: the outage
@@ -97,6 +105,21 @@ func testMCSUnhealthyProviderGrace(t *testing.T) {
 	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-unhealthy-provider")
 	recordHistory(t, clusterhealth.WorkflowID(m1), "clusterhealth-member1")
 	recordHistory(t, execution.WorkflowID(m2), "execution-member2")
+}
+
+// mcsStateOf answers the state query of a MultiClusterService workflow.
+func mcsStateOf(t *testing.T, workflowID string) mcs.State {
+	t.Helper()
+	c, err := testEnv.Temporal.Dial(context.Background())
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	value, err := c.QueryWorkflow(ctx, workflowID, "", mcs.QueryState)
+	require.NoError(t, err)
+	var state mcs.State
+	require.NoError(t, value.Get(&state))
+	return state
 }
 
 // leaveMemberAsFound, after a member's API server restarted, waits for the member to be Ready

@@ -12,14 +12,17 @@ type ChangeKind string
 
 const (
 	ChangeSpec           ChangeKind = "spec"           // the MultiClusterService or its Service
-	ChangeClusters       ChangeKind = "clusters"       // a Cluster joined, left or changed health
+	ChangeClusters       ChangeKind = "clusters"       // a Cluster joined, left or changed health (Change.Cluster)
 	ChangeEndpointSlices ChangeKind = "endpointslices" // slices changed in Change.Cluster
 	ChangeWorks          ChangeKind = "works"          // the status of a dispatched Work changed
 )
 
 // Change is the payload of the change signal the starter sends.
 type Change struct {
-	Kind    ChangeKind
+	Kind ChangeKind
+	// Cluster is the provider whose slices changed, or the cluster that changed. A cluster
+	// change without one (from starters before targeted-cluster-changes) asks for a full
+	// reconcile.
 	Cluster string `json:",omitempty"`
 	// DetectedAt is when the starter saw the change, for the sync-duration metrics.
 	DetectedAt time.Time `json:",omitempty"`
@@ -29,7 +32,10 @@ type Change struct {
 type Pending struct {
 	Full      bool     `json:",omitempty"` // re-read and redo everything
 	Providers []string `json:",omitempty"` // providers whose slices changed
-	Applied   bool     `json:",omitempty"` // re-check the dispatched Works' Applied state
+	// Clusters changed: a reconcile reads them again, and does only what a change of their
+	// health alone asks for (targeted.go), or everything when more changed.
+	Clusters []string `json:",omitempty"`
+	Applied  bool     `json:",omitempty"` // re-check the dispatched Works' Applied state
 	// Members asks the member clusters' Work execution to re-apply everything (a user's
 	// resync: objects deleted by hand in a member come back).
 	Members bool `json:",omitempty"`
@@ -37,7 +43,9 @@ type Pending struct {
 	DetectedAt time.Time `json:",omitempty"`
 }
 
-func (p Pending) any() bool { return p.Full || p.Applied || len(p.Providers) > 0 }
+func (p Pending) any() bool {
+	return p.Full || p.Applied || len(p.Providers) > 0 || len(p.Clusters) > 0
+}
 
 func (p *Pending) add(c Change) {
 	if !c.DetectedAt.IsZero() && (p.DetectedAt.IsZero() || c.DetectedAt.Before(p.DetectedAt)) {
@@ -50,6 +58,12 @@ func (p *Pending) add(c Change) {
 		}
 	case ChangeWorks:
 		p.Applied = true
+	case ChangeClusters:
+		if c.Cluster == "" {
+			p.Full = true
+		} else if !slices.Contains(p.Clusters, c.Cluster) {
+			p.Clusters = append(p.Clusters, c.Cluster)
+		}
 	default:
 		p.Full = true
 	}

@@ -33,16 +33,24 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	runsHere := !workflow.IsReplaying(ctx)
 	defer func() { r.lastReconcileEnd = workflow.Now(ctx) }()
 
-	if pending.Full || r.obs == nil {
+	targeted := r.targetedClusters(ctx, pending)
+	if len(pending.Clusters) > 0 && !targeted {
+		pending.Full = true
+	}
+	if pending.Full || r.obs == nil || targeted {
 		var obs act.Observation
 		observe := summary.Local(ctx, "read MultiClusterService %s, its Service and the Clusters", r.ref)
 		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveMCS, r.ref).Get(ctx, &obs); err != nil {
 			r.fail(ctx, now, PhaseObservationError)
 			return false
 		}
-		r.obs, r.lastFull, r.state.LastFullRun = &obs, now, now
-		r.state.Generation = obs.Generation
-		pending.Full = true
+		if targeted && onlyHealthChanged(*r.obs, obs, r.plan, MakePlan(obs, now)) {
+			r.obs = &obs // the status says what changed; the Works stay as they are
+		} else {
+			r.obs, r.lastFull, r.state.LastFullRun = &obs, now, now
+			r.state.Generation = obs.Generation
+			pending.Full = true
+		}
 	}
 	obs := *r.obs
 

@@ -10,4 +10,5 @@ var VersionChanges = []versioning.Change{
 	{ID: changeContinueAsNewOnRequest, Max: 1}, // on a resync that asks to continue as new
 	{ID: changeCollectAndDispatch, Max: 1},     // on a partial reconcile of Push providers' slices
 	{ID: changePullClusters, Max: 1},           // when a Pull provider is collected
+	{ID: changeTargetedClusters, Max: 1},       // on a change of a named cluster
 }

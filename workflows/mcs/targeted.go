@@ -1,0 +1,51 @@
+package mcs
+
+import (
+	"reflect"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	act "github.com/karmadaflow/karmadaflow/activities/mcs"
+)
+
+// Cluster changes that touch health alone: a member's Ready flip reaches every
+// MultiClusterService that involves it, and none of them needs a full reconcile for it.
+
+// changeTargetedClusters versions handling a Cluster change that names its cluster with a
+// targeted reconcile: the observation is read again, and when only the clusters' health
+// changed and no provider is withdrawn or restored, the reconcile writes what the status says
+// of them and nothing else. Runs from before did a full reconcile on every cluster change.
+const changeTargetedClusters = "targeted-cluster-changes"
+
+// targetedClusters tells whether the pending cluster changes may take a targeted reconcile:
+// nothing else asks for a full one, an observation is at hand to compare with, and the run
+// is on that version.
+func (r *reconciler) targetedClusters(ctx workflow.Context, pending Pending) bool {
+	return len(pending.Clusters) > 0 && !pending.Full && r.obs != nil &&
+		workflow.GetVersion(ctx, changeTargetedClusters, workflow.DefaultVersion, 1) == 1
+}
+
+// onlyHealthChanged tells whether next differs from prev in the health of clusters alone
+// (Ready and since when), and withdraws or restores no provider: what a Ready flip within the
+// grace looks like. A provider withdrawn or restored changes what consumers receive, and a
+// cluster added, removed or switched to Pull changes who takes part: those take a full
+// reconcile.
+func onlyHealthChanged(prev, next act.Observation, prevPlan, nextPlan Plan) bool {
+	if !slices.Equal(prevPlan.Withdrawn, nextPlan.Withdrawn) {
+		return false
+	}
+	// DeepEqual's result does not depend on the order it visits map entries in.
+	//workflowcheck:ignore
+	return reflect.DeepEqual(withoutHealth(prev), withoutHealth(next))
+}
+
+// withoutHealth is obs with the clusters' Ready and Since cleared.
+func withoutHealth(obs act.Observation) act.Observation {
+	obs.Clusters = slices.Clone(obs.Clusters)
+	for i := range obs.Clusters {
+		obs.Clusters[i].Ready, obs.Clusters[i].Since = false, time.Time{}
+	}
+	return obs
+}
