@@ -133,8 +133,9 @@ func (b *Bench) Flaps(ctx context.Context, r *Report, opts FlapOptions) error {
 
 	var flaps []flap
 	var flapErr error
-	for range opts.Flaps {
+	for i := range opts.Flaps {
 		f, err := b.flapOnce(ctx, member, sample, opts.Settle)
+		b.Logf("bench: flap %d of %d: True again after %s, idle after %s", i+1, opts.Flaps, FormatDuration(f.trueSeen), FormatDuration(f.settled))
 		flaps = append(flaps, f)
 		if err != nil {
 			flapErr = err
