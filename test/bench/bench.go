@@ -2,9 +2,9 @@
 // real worker and starter (test/service): how fast an EndpointSlice change reaches the
 // consumers (also beside a real Karmada, while a worker crashes or Temporal is killed, and
 // during a token flood of the proxy), how fast many MultiClusterServices converge from a cold
-// start, and what the service and its workflow histories weigh afterwards. It also holds what
-// the programs of cmd/ share: CPU and load readings, sample summaries and the Markdown report.
-// It asserts nothing.
+// start, what a member's Ready flaps cost them, and what the service and its workflow
+// histories weigh afterwards. It also holds what the programs of cmd/ share: CPU and load
+// readings, sample summaries and the Markdown report. It asserts nothing.
 package bench
 
 import (

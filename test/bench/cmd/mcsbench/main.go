@@ -1,9 +1,9 @@
 // Command mcsbench benchmarks the MultiClusterService capability against the local
 // environment with the real worker and starter: EndpointSlice propagation latency, cold-start
-// convergence of many MultiClusterServices, the footprint afterwards, and the propagation
-// while one of two workers crashes again and again and while Temporal is killed. It runs all
-// of it on each Temporal backend (-temporal: the dev server, the Temporal server on
-// PostgreSQL) and compares their key figures side by side. It prints a Markdown report and
+// convergence of many MultiClusterServices, the footprint afterwards, a member flapping
+// under them, and the propagation while one of two workers crashes again and again and while
+// Temporal is killed. It runs all of it on each Temporal backend (-temporal: the dev server,
+// the Temporal server on PostgreSQL) and compares their key figures side by side. It prints a Markdown report and
 // writes it to .bench/report.md; it sets no figure goals, but exits 1 when a step did not
 // complete (in the crash steps: an update lost, or a Work or slice duplicated). Everything it starts is
 // stopped at the end, on Ctrl-C and when -time-limit runs out.
@@ -35,9 +35,11 @@ type config struct {
 	cold         bench.ColdOptions
 	crash        bench.CrashOptions
 	temporal     bench.TemporalOptions
+	flaps        bench.FlapOptions
 	skipCold     bool
 	skipCrash    bool
 	skipTemporal bool
+	skipFlaps    bool
 	// backends are the Temporal backends to run everything on, one after the other.
 	backends []string
 	// Flags added to the worker's and the starter's, e.g. to compare settings.
@@ -66,13 +68,20 @@ func main() {
 	flag.DurationVar(&cfg.temporal.Interval, "temporal-interval", 100*time.Millisecond, "(e) time between two changes")
 	flag.DurationVar(&cfg.temporal.KillAt, "temporal-kill-at", 3*time.Second, "(e) when Temporal is killed, after the first change")
 	flag.DurationVar(&cfg.temporal.Settle, "temporal-settle", 3*time.Minute, "(e) how long to wait for the last change to arrive")
+	flag.IntVar(&cfg.flaps.Flaps, "flaps", 10, "(f) Ready flips of a member to False and back with (b)'s MultiClusterServices running (0 skips)")
+	flag.BoolVar(&cfg.skipFlaps, "skip-flaps", false, "skip (f)")
+	flag.StringVar(&cfg.flaps.Member, "flap-member", "", "(f) the member flapped (default: (b)'s first consumer, member2)")
+	flag.DurationVar(&cfg.flaps.Interval, "flap-interval", 250*time.Millisecond, "(f) time between two changes of the unrelated stream")
+	flag.DurationVar(&cfg.flaps.Baseline, "flap-baseline", 20*time.Second, "(f) how long the stream runs alone before the first flap")
+	flag.DurationVar(&cfg.flaps.Settle, "flap-settle", 2*time.Minute, "(f) how long to wait for one flap's work to end")
 	backends := flag.String("temporal", env.TemporalDev+","+env.TemporalPostgres, "Temporal backends to run on, one after the other: dev (the CLI's dev server), postgres (the Temporal server on PostgreSQL with mTLS)")
 	flag.StringVar(&cfg.workerArgs, "worker-args", "", "flags added to the worker's, separated by spaces")
 	flag.StringVar(&cfg.starterArgs, "starter-args", "", "flags added to the starter's, separated by spaces")
-	flag.DurationVar(&cfg.timeLimit, "time-limit", 40*time.Minute, "the whole run is stopped after this")
+	flag.DurationVar(&cfg.timeLimit, "time-limit", 50*time.Minute, "the whole run is stopped after this")
 	flag.StringVar(&cfg.out, "out", "", "report file (default <repo>/.bench/report.md)")
 	flag.Parse()
 	cfg.backends = strings.Split(*backends, ",")
+	cfg.flaps.Count = cfg.cold.Count
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -194,6 +203,17 @@ func runOn(ctx context.Context, cfg config, backend, outDir string, r *bench.Rep
 		step("(b) cold start", func() error { return b.Cold(ctx, r, cfg.cold) })
 	}
 	step("(c) footprint", func() error { return b.Footprint(ctx, r, runStart) })
+	// The flaps come before the crash sections so that every MultiClusterService workflow has
+	// done its last full reconcile in (b), minutes before: the safety resyncs, 8 to 12 minutes
+	// after it, stay out of the flaps' histories.
+	switch {
+	case cfg.skipFlaps || cfg.flaps.Flaps <= 0:
+	case cfg.skipCold:
+		r.Heading(2, "(f) Member flaps")
+		r.Printf("Skipped: they flap a member under (b)'s MultiClusterServices, and (b) was skipped.\n")
+	default:
+		step("(f) member flaps", func() error { return b.Flaps(ctx, r, cfg.flaps) })
+	}
 	if !cfg.skipCrash {
 		step("(d) worker crash", func() error { return b.WorkerCrash(ctx, r, cfg.crash) })
 	}
