@@ -80,7 +80,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	server.AddReadinessCheck("temporal", target.Ready)
 	server.AddReadinessCheck("worker", func(context.Context) error {
 		if !polling.Load() {
-			return errors.New("not polling the task queue")
+			return errors.New("not polling the task queues")
 		}
 		return nil
 	})
