@@ -7,6 +7,7 @@ import (
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
@@ -31,7 +32,7 @@ func newKarmadaTrigger(deps dependencies) (*trigger.Trigger, error) {
 		if !exists {
 			return trigger.SignalIfRunning(ctx, deps.Temporal, deps.workflowID(provisioning.WorkflowID(namespace, name)), provisioning.SignalChange, provisioning.Change{})
 		}
-		return trigger.SignalWithStart(ctx, deps.Temporal, karmadaStart(deps, namespace, name, obj))
+		return deps.signalWithStart(ctx, karmadaStart(deps, namespace, name, obj))
 	})
 	cfg.Relevant = trigger.GenerationOrMetadata([]string{operatorv1alpha1.LabelDisableCascadingDeletion}, nil)
 	return trigger.New(cfg)
@@ -41,7 +42,7 @@ func newKarmadaTrigger(deps dependencies) (*trigger.Trigger, error) {
 // (its workflow finishes the cleanup and removes the finalizer).
 func karmadaKind(deps dependencies) ensure.Kind {
 	store := deps.HostDynamic.ForResource(kube.Karmadas).Informer().GetStore()
-	return ensure.Kind{Name: kindKarmada, WorkflowType: provisioning.WorkflowName, Wanted: func() []trigger.Start {
+	return ensure.Kind{Name: kindKarmada, WorkflowType: provisioning.WorkflowName, TaskQueue: deps.taskQueue(naming.CapabilityProvisioning), Wanted: func() []trigger.Start {
 		var starts []trigger.Start
 		for _, obj := range store.List() {
 			u := obj.(*unstructured.Unstructured)
@@ -58,7 +59,7 @@ func karmadaStart(deps dependencies, namespace, name string, obj any) trigger.St
 		WorkflowID:          deps.workflowID(provisioning.WorkflowID(namespace, name)),
 		Workflow:            provisioning.WorkflowName,
 		Args:                []any{provisioning.Input{Namespace: namespace, Name: name}},
-		TaskQueue:           deps.Options.TaskQueue,
+		TaskQueue:           deps.taskQueue(naming.CapabilityProvisioning),
 		WorkflowTaskTimeout: deps.Options.WorkflowTaskTimeout,
 		SearchAttributes:    searchattr.ForObject(kindKarmada, namespace, name),
 		Signal:              provisioning.SignalChange,

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
@@ -16,7 +17,7 @@ import (
 // MultiClusterService (also one being deleted: its workflow finishes the cleanup), and each
 // Cluster's health probing and Work execution when enabled.
 func (m *mcsTriggers) ensureKinds() []ensure.Kind {
-	kinds := []ensure.Kind{{Name: kindMCS, WorkflowType: mcs.WorkflowName, Wanted: func() []trigger.Start {
+	kinds := []ensure.Kind{{Name: kindMCS, WorkflowType: mcs.WorkflowName, TaskQueue: m.deps.taskQueue(naming.CapabilityMCS), Wanted: func() []trigger.Start {
 		var starts []trigger.Start
 		for _, obj := range m.mcs.GetStore().List() {
 			u := obj.(*unstructured.Unstructured)
@@ -25,7 +26,7 @@ func (m *mcsTriggers) ensureKinds() []ensure.Kind {
 		return starts
 	}}}
 	clusterKind := func(name, workflowType string, start func(cluster string) trigger.Start) ensure.Kind {
-		return ensure.Kind{Name: name, WorkflowType: workflowType, Wanted: func() []trigger.Start {
+		return ensure.Kind{Name: name, WorkflowType: workflowType, TaskQueue: m.deps.taskQueue(naming.CapabilityCluster), Wanted: func() []trigger.Start {
 			var starts []trigger.Start
 			for _, cluster := range m.clusters.GetStore().ListKeys() {
 				starts = append(starts, start(cluster))

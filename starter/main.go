@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
@@ -35,12 +34,7 @@ import (
 
 func main() { daemon.Main(options.Starter, run) }
 
-// capabilityCheckPeriod is how often the starter looks for workers on its task queue whose
-// capabilities differ from its own.
-const capabilityCheckPeriod = 10 * time.Second
-
 func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
-	startedAt := time.Now()
 	metrics, err := observability.NewMetrics()
 	if err != nil {
 		return err
@@ -78,13 +72,15 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	capabilitySet := capabilities.Of(opts)
-	clientOptions.Identity = capabilities.Identity(options.Starter, capabilitySet)
 	temporal, err := client.NewLazyClient(clientOptions)
 	if err != nil {
 		return fmt.Errorf("creating Temporal client for %s: %w", opts.TemporalAddress, err)
 	}
 	defer temporal.Close()
+	pollers, err := capabilities.NewPollers(temporal, metrics.Registry, logger.Named("pollers"))
+	if err != nil {
+		return fmt.Errorf("registering the task queue pollers metric: %w", err)
+	}
 
 	deps := dependencies{
 		Options:      opts,
@@ -94,6 +90,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		Host:         host,
 		queueMetrics: queueMetrics,
 		started:      started,
+		pollers:      pollers,
 
 		memberInformersSynced: memberInformersSynced,
 		leadership:            newLeadership(),
@@ -113,7 +110,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	}
 	ensurer := ensure.New(ensure.Config{
 		Temporal: temporal, TaskQueue: opts.TaskQueue, Kinds: triggers.kinds, Period: opts.EnsurePeriod,
-		Started: started, Logger: logger.Named("ensure"),
+		Polled: pollers.Polled, Started: started, Logger: logger.Named("ensure"),
 	})
 
 	// Readiness: Temporal answers, every informer the triggers asked the factories for has
@@ -132,13 +129,6 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 
 	group, ctx := errgroup.WithContext(ctx)
 	group.Go(func() error { return server.Run(ctx) })
-	// Workers polling the task queue since this starter started, with other capabilities: the
-	// starter would start workflows they do not register (or none they need).
-	group.Go(func() error {
-		return capabilities.Watch(ctx, capabilityCheckPeriod, logger, func(ctx context.Context) error {
-			return capabilities.CheckWorkers(ctx, temporal, opts.TaskQueue, startedAt, capabilitySet)
-		})
-	})
 	group.Go(func() error {
 		// Keys handled before Temporal answers would only pile up retries.
 		if err := observability.WaitFor(ctx, "Temporal", target.Usable, logger); err != nil {

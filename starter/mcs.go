@@ -11,6 +11,7 @@ import (
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
@@ -204,7 +205,7 @@ func (m *mcsTriggers) wakeClusterWorkflows(ctx context.Context, cluster string) 
 
 func (m *mcsTriggers) startClusterWorkflows(ctx context.Context, cluster string) error {
 	for _, start := range m.clusterStarts(cluster) {
-		if err := trigger.SignalWithStart(ctx, m.deps.Temporal, start); err != nil {
+		if err := m.deps.signalWithStart(ctx, start); err != nil {
 			return err
 		}
 	}
@@ -229,7 +230,7 @@ func (m *mcsTriggers) clusterHealthStart(cluster string) trigger.Start {
 		WorkflowID: m.deps.workflowID(clusterhealth.WorkflowID(cluster)), Workflow: clusterhealth.WorkflowName,
 		Args: []any{clusterhealth.Input{Cluster: cluster, Interval: m.deps.Options.ClusterProbeInterval,
 			FailureThreshold: m.deps.Options.ClusterFailureThreshold}},
-		TaskQueue:           m.deps.Options.TaskQueue,
+		TaskQueue:           m.deps.taskQueue(naming.CapabilityCluster),
 		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,
 		SearchAttributes:    searchattr.ForCluster(kindClusterHealth, cluster),
 		Signal:              clusterhealth.SignalResync,
@@ -240,7 +241,7 @@ func (m *mcsTriggers) executionStart(cluster, signal string, arg any) trigger.St
 	return trigger.Start{
 		WorkflowID: m.deps.workflowID(execution.WorkflowID(cluster)), Workflow: execution.WorkflowName,
 		Args:                []any{execution.Input{Cluster: cluster}},
-		TaskQueue:           m.deps.Options.TaskQueue,
+		TaskQueue:           m.deps.taskQueue(naming.CapabilityCluster),
 		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,
 		SearchAttributes:    searchattr.ForCluster(kindWorkExecution, cluster),
 		Signal:              signal, SignalArg: arg,
@@ -286,14 +287,14 @@ func (m *mcsTriggers) signalSlices(ctx context.Context, cluster, key string) err
 }
 
 func (m *mcsTriggers) signalMCS(ctx context.Context, namespace, name string, change mcs.Change) error {
-	return trigger.SignalWithStart(ctx, m.deps.Temporal, m.mcsStart(namespace, name, change))
+	return m.deps.signalWithStart(ctx, m.mcsStart(namespace, name, change))
 }
 
 func (m *mcsTriggers) mcsStart(namespace, name string, change mcs.Change) trigger.Start {
 	return trigger.Start{
 		WorkflowID: m.deps.workflowID(mcs.WorkflowID(namespace, name)), Workflow: mcs.WorkflowName,
 		Args:                []any{mcs.Input{Namespace: namespace, Name: name}},
-		TaskQueue:           m.deps.Options.TaskQueue,
+		TaskQueue:           m.deps.taskQueue(naming.CapabilityMCS),
 		WorkflowTaskTimeout: m.deps.Options.WorkflowTaskTimeout,
 		SearchAttributes:    searchattr.ForObject(kindMCS, namespace, name),
 		Signal:              mcs.SignalChange, SignalArg: change,

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/karmadaflow/karmadaflow/internal/capabilities"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
@@ -43,6 +45,7 @@ type dependencies struct {
 
 	queueMetrics          workqueue.MetricsProvider
 	started               *prometheus.CounterVec // workflows started because none was running
+	pollers               *capabilities.Pollers  // whether a capability's task queue has workers
 	memberInformersSynced prometheus.Gauge       // member clusters whose EndpointSlice informer synced
 	// leadership tells what runs on every replica when it may signal.
 	leadership *leadership
@@ -78,9 +81,36 @@ func (d dependencies) informerFactories() []informerFactory {
 // after the --workflow-id-prefix.
 func (d dependencies) workflowID(id string) string { return d.Options.WorkflowIDPrefix + id }
 
+// taskQueue is the task queue of capability's workflows.
+func (d dependencies) taskQueue(capability string) string {
+	return naming.CapabilityTaskQueue(d.Options.TaskQueue, capability)
+}
+
+// signalWithStart signals the running workflow of s or starts it with the signal; while no
+// worker polls its task queue it only signals a running one, and the ensure loop starts it
+// once a worker does.
+func (d dependencies) signalWithStart(ctx context.Context, s trigger.Start) error {
+	polled, err := d.pollers.Polled(ctx, s.TaskQueue)
+	if err != nil {
+		return err
+	}
+	if !polled {
+		return trigger.SignalIfRunning(ctx, d.Temporal, s.WorkflowID, s.Signal, s.SignalArg)
+	}
+	return trigger.SignalWithStart(ctx, d.Temporal, s)
+}
+
 // signalOrStart signals the workflow of an object that exists and starts it if none is
-// running, counting such a start.
+// running, counting such a start; while no worker polls its task queue it only signals, as
+// signalWithStart.
 func (d dependencies) signalOrStart(ctx context.Context, kind string, s trigger.Start) error {
+	polled, err := d.pollers.Polled(ctx, s.TaskQueue)
+	if err != nil {
+		return err
+	}
+	if !polled {
+		return trigger.SignalIfRunning(ctx, d.Temporal, s.WorkflowID, s.Signal, s.SignalArg)
+	}
 	started, err := trigger.SignalOrStart(ctx, d.Temporal, s)
 	if started && err == nil {
 		ensure.Record(d.started, d.Logger, kind, ensure.ReasonSignal, s.WorkflowID)

@@ -1,8 +1,9 @@
-// Command worker is karmadaflow's Temporal worker: it runs the workflows and activities that
-// register adds, and serves /metrics, /healthz and /readyz. With --enable-proxy it also serves
+// Command worker is karmadaflow's Temporal worker: it runs the workflows and activities of the
+// capabilities its --enable-* flags turn on (registrations), each on the capability's own task
+// queue, and serves /metrics, /healthz and /readyz. With --enable-proxy it also serves
 // the global resource proxy (package proxy; as the search API behind karmada-apiserver's
 // aggregator with --serve-search-api). It is ready once Temporal answers and the worker polls
-// its task queue. SIGINT or SIGTERM stops polling, lets running activities finish (up to
+// its task queues. SIGINT or SIGTERM stops polling, lets running activities finish (up to
 // --shutdown-timeout) and exits. `worker bootstrap` (same flags) registers the namespace and the
 // search attributes the worker needs, and exits; `worker versions` (same flags) prints how many
 // runs are on each workflow.GetVersion branch, and exits (versions.go). With --cluster <name> it
@@ -13,16 +14,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"sync"
 	"sync/atomic"
-	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/daemon"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
@@ -44,12 +46,7 @@ func main() {
 	daemon.Main(options.Worker, run)
 }
 
-// capabilityCheckPeriod is how often the worker looks for workflows started on its task queue
-// that it does not register.
-const capabilityCheckPeriod = 10 * time.Second
-
 func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
-	startedAt := time.Now()
 	metrics, err := observability.NewMetrics()
 	if err != nil {
 		return err
@@ -70,8 +67,6 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	capabilitySet := capabilities.Of(opts)
-	clientOptions.Identity = capabilities.Identity(options.Worker, capabilitySet)
 	temporal, err := client.NewLazyClient(clientOptions)
 	if err != nil {
 		return fmt.Errorf("creating Temporal client for %s: %w", opts.TemporalAddress, err)
@@ -85,7 +80,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	server.AddReadinessCheck("temporal", target.Ready)
 	server.AddReadinessCheck("worker", func(context.Context) error {
 		if !polling.Load() {
-			return errors.New("not polling the task queue")
+			return errors.New("not polling the task queues")
 		}
 		return nil
 	})
@@ -102,74 +97,85 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			}
 			return err
 		}
-		taskQueue := opts.TaskQueue
-		if opts.Cluster != "" {
-			taskQueue = naming.PullTaskQueue(opts.TaskQueue, opts.Cluster)
-		}
 		fatal := make(chan error, 1)
-		w := worker.New(temporal, taskQueue, worker.Options{
-			MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentActivities,
-			MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentLocalActivities,
-			MaxConcurrentWorkflowTaskExecutionSize:  opts.MaxConcurrentWorkflowTasks,
-			TaskQueueActivitiesPerSecond:            opts.ActivitiesPerSecond,
-			WorkerStopTimeout:                       opts.ShutdownTimeout,
-			StickyScheduleToStartTimeout:            opts.StickyScheduleToStartTimeout,
-			// Pollers follow the backlog: few while idle, more while tasks wait.
-			WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
-			ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
-			OnFatalError: func(err error) {
-				select {
-				case fatal <- err:
-				default: // the first fatal error is enough
-				}
-			},
-		})
-		mismatch := make(chan error, 1)
+		newWorker := func(taskQueue string) worker.Worker {
+			return worker.New(temporal, taskQueue, worker.Options{
+				MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentActivities,
+				MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentLocalActivities,
+				MaxConcurrentWorkflowTaskExecutionSize:  opts.MaxConcurrentWorkflowTasks,
+				TaskQueueActivitiesPerSecond:            opts.ActivitiesPerSecond,
+				WorkerStopTimeout:                       opts.ShutdownTimeout,
+				StickyScheduleToStartTimeout:            opts.StickyScheduleToStartTimeout,
+				// Pollers follow the backlog: few while idle, more while tasks wait.
+				WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+				ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+				OnFatalError: func(err error) {
+					select {
+					case fatal <- err:
+					default: // the first fatal error is enough
+					}
+				},
+			})
+		}
+		// One SDK worker per task queue: an agent's cluster queue, or each capability's queue
+		// and the base one, where runs started before the capabilities had queues of their
+		// own still run until they continue as new (docs/temporal-in-production.md says when
+		// it may go). Every worker registers the capability's workflows and activities.
+		workers := map[string]worker.Worker{}
+		failed := make(chan error, 1)
 		if opts.Cluster != "" {
+			w := newWorker(naming.PullTaskQueue(opts.TaskQueue, opts.Cluster))
 			registerAgent(w, deps)
+			workers[naming.PullTaskQueue(opts.TaskQueue, opts.Cluster)] = w
 			go func() {
 				if err := watchMemberSlices(ctx, deps, temporal, logger); err != nil {
-					mismatch <- fmt.Errorf("watching the EndpointSlices of cluster %s: %w", opts.Cluster, err)
+					failed <- fmt.Errorf("watching the EndpointSlices of cluster %s: %w", opts.Cluster, err)
 				}
 			}()
-		} else if err := register(ctx, w, deps); err != nil {
-			return fmt.Errorf("registering workflows and activities: %w", err)
+		} else {
+			regs, err := registrations(ctx, deps)
+			if err != nil {
+				return fmt.Errorf("registering workflows and activities: %w", err)
+			}
+			base := newWorker(opts.TaskQueue)
+			workers[opts.TaskQueue] = base
+			for capability, register := range regs {
+				queue := naming.CapabilityTaskQueue(opts.TaskQueue, capability)
+				workers[queue] = newWorker(queue)
+				register(workers[queue])
+				register(base)
+			}
 		}
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("starting worker on task queue %s: %w", taskQueue, err)
+		// Together: each waits up to --shutdown-timeout for its running activities.
+		stop := func() {
+			polling.Store(false)
+			var wg sync.WaitGroup
+			for _, w := range workers {
+				wg.Go(w.Stop)
+			}
+			wg.Wait()
+		}
+		for queue, w := range workers {
+			if err := w.Start(); err != nil {
+				stop()
+				return fmt.Errorf("starting worker on task queue %s: %w", queue, err)
+			}
 		}
 		polling.Store(true)
-		logger.Info("worker polling", zap.String("taskQueue", taskQueue),
+		logger.Info("worker polling", zap.Strings("taskQueues", slices.Sorted(maps.Keys(workers))),
 			zap.String("namespace", opts.TemporalNamespace), zap.String("temporal", opts.TemporalAddress),
-			zap.Stringer("capabilities", capabilitySet), zap.String("agentOf", opts.Cluster))
-		// Workflows this worker does not register, started after it started: a starter with
-		// other capabilities shares its task queue. An agent's queue has no workflows.
-		go func() {
-			if opts.Cluster != "" {
-				return
-			}
-			err := capabilities.Watch(ctx, capabilityCheckPeriod, logger, func(ctx context.Context) error {
-				return capabilities.CheckStarted(ctx, temporal, opts.TemporalNamespace, opts.TaskQueue, startedAt, capabilitySet,
-					capabilityWorkflows)
-			})
-			if err != nil {
-				mismatch <- err
-			}
-		}()
+			zap.String("agentOf", opts.Cluster))
 
 		select {
 		case <-ctx.Done():
 			logger.Info("stopping worker, waiting for running activities", zap.Duration("timeout", opts.ShutdownTimeout))
-			polling.Store(false)
-			w.Stop()
+			stop()
 			return nil
 		case err := <-fatal:
-			polling.Store(false)
-			w.Stop()
-			return fmt.Errorf("worker on task queue %s: %w", opts.TaskQueue, err)
-		case err := <-mismatch:
-			polling.Store(false)
-			w.Stop()
+			stop()
+			return fmt.Errorf("worker on task queues of %s: %w", opts.TaskQueue, err)
+		case err := <-failed:
+			stop()
 			return err
 		}
 	})

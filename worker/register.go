@@ -14,8 +14,8 @@ import (
 	"github.com/karmadaflow/karmadaflow/activities/health"
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	provisioningactivities "github.com/karmadaflow/karmadaflow/activities/provisioning"
-	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/members"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 	"github.com/karmadaflow/karmadaflow/internal/workcache"
@@ -59,21 +59,26 @@ func newDependencies(opts *options.Options, logger *zap.Logger, metrics *observa
 		Members: registry}, nil
 }
 
-// capabilityWorkflows is the workflow type each capability runs: register registers it when
-// the capability is on, and capabilities.CheckStarted looks for the others.
-var capabilityWorkflows = map[string]string{
-	capabilities.MCS:           mcs.WorkflowName,
-	capabilities.WorkExecution: execution.WorkflowName,
-	capabilities.ClusterHealth: clusterhealth.WorkflowName,
-	capabilities.Provisioning:  provisioning.WorkflowName,
+// workflowCapabilities is the capability of each workflow type: the task queue it runs on.
+var workflowCapabilities = map[string]string{
+	mcs.WorkflowName:           naming.CapabilityMCS,
+	execution.WorkflowName:     naming.CapabilityCluster,
+	clusterhealth.WorkflowName: naming.CapabilityCluster,
+	provisioning.WorkflowName:  naming.CapabilityProvisioning,
 }
 
-// register adds every workflow and activity the worker runs, capability by capability; the
-// caches they read are kept until ctx is done.
-func register(ctx context.Context, w worker.Registry, deps dependencies) error {
+// registrations returns what the worker registers for each capability it runs (on that
+// capability's task queue, and on the base one); the caches they read are kept until ctx is
+// done. Runs of every type continue as new on their capability's queue.
+func registrations(ctx context.Context, deps dependencies) (map[string]func(worker.Registry), error) {
 	opts := deps.Options
 	registry := deps.Members
 	workflowtask.SetContinuedRunTimeout(opts.WorkflowTaskTimeout)
+	queues := map[string]string{}
+	for workflowType, capability := range workflowCapabilities {
+		queues[workflowType] = naming.CapabilityTaskQueue(opts.TaskQueue, capability)
+	}
+	workflowtask.SetContinuedRunQueues(queues)
 
 	// MultiClusterService: workflows/mcs + activities/mcs, reading Works from a cache that
 	// holds every Work when Work execution reads it too.
@@ -85,7 +90,7 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 	go works.Run(ctx)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: deps.ControlPlane.Kube.EventsV1()})
 	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
-		return fmt.Errorf("recording Events to the control plane: %w", err)
+		return nil, fmt.Errorf("recording Events to the control plane: %w", err)
 	}
 	context.AfterFunc(ctx, broadcaster.Shutdown)
 	mcsActivities := &mcsactivities.Activities{
@@ -97,25 +102,37 @@ func register(ctx context.Context, w worker.Registry, deps dependencies) error {
 		Metrics:        mcsactivities.NewMetrics(deps.Metrics),
 		Events:         broadcaster.NewRecorder(scheme.Scheme, "karmadaflow-worker"),
 	}
-	// Standalone mode: Work execution and cluster health, each switchable off. The Works a
-	// MultiClusterService writes are applied by the same applier, at once.
+	regs := map[string]func(worker.Registry){}
+	// Standalone mode: Work execution and cluster health, each switchable off, on the
+	// per-cluster task queue. The Works a MultiClusterService writes are applied by the same
+	// applier, at once.
+	var cluster []func(worker.Registry)
 	if opts.EnableWorkExecution {
 		executionActivities := &executionactivities.Activities{
 			ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Parallelism: 16, Metrics: executionactivities.NewMetrics(deps.Metrics),
 			WorkCache: works,
 		}
-		execution.Register(w, executionActivities)
+		cluster = append(cluster, func(w worker.Registry) { execution.Register(w, executionActivities) })
 		mcsActivities.Execution = executionActivities
 	}
-	mcs.Register(w, mcsActivities)
+	regs[naming.CapabilityMCS] = func(w worker.Registry) { mcs.Register(w, mcsActivities) }
 	if opts.EnableClusterHealth {
-		clusterhealth.Register(w, &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Events: mcsActivities.Events})
+		healthActivities := &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Events: mcsActivities.Events}
+		cluster = append(cluster, func(w worker.Registry) { clusterhealth.Register(w, healthActivities) })
+	}
+	if len(cluster) > 0 {
+		regs[naming.CapabilityCluster] = func(w worker.Registry) {
+			for _, register := range cluster {
+				register(w)
+			}
+		}
 	}
 	// Karmada provisioning: workflows/provisioning + activities/provisioning, in the host cluster.
 	if opts.EnableProvisioning {
-		provisioning.Register(w, &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic,
+		provisioningActivities := &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic,
 			CRDSource: provisioningactivities.CRDSource{URL: opts.CRDTarballURL, CAFile: opts.CRDTarballCAFile, TokenSecret: opts.CRDTarballTokenSecret,
-				AllowedURLPrefixes: opts.CRDTarballAllowedURLPrefixes, AllowedProxyURLs: opts.CRDTarballAllowedProxyURLs}})
+				AllowedURLPrefixes: opts.CRDTarballAllowedURLPrefixes, AllowedProxyURLs: opts.CRDTarballAllowedProxyURLs}}
+		regs[naming.CapabilityProvisioning] = func(w worker.Registry) { provisioning.Register(w, provisioningActivities) }
 	}
-	return nil
+	return regs, nil
 }

@@ -1,165 +1,98 @@
-// Package capabilities keeps the worker and the starter of one task queue in agreement on what
-// they run. Each process writes its capabilities (the MultiClusterService always, Work
-// execution, cluster health and provisioning as their --enable-* flags say) into its Temporal
-// identity, which the server shows beside every poller and every workflow start. The starter
-// refuses to run beside workers whose capabilities differ from its own (it would start
-// workflows that no worker registers, or leave theirs unstarted); a worker refuses to run when
-// workflows it does not register are started on its task queue.
+// Package capabilities tells the starter which capabilities have workers. Each capability has
+// a task queue of its own (naming.CapabilityTaskQueue), which only workers running it poll; the
+// starter starts a capability's workflows only while Temporal has seen a poller on its queue
+// lately, so that no workflow waits on a queue nobody serves. The workers' and the starter's
+// --enable-* flags may thus differ: what the starter wants and no worker runs waits, visibly
+// (the karmadaflow_task_queue_pollers metric, a log line), until a worker for it comes.
 package capabilities
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"slices"
-	"strings"
+	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	enumspb "go.temporal.io/api/enums/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
-
-	"github.com/karmadaflow/karmadaflow/internal/options"
 )
 
-// The capabilities.
+// Defaults of Pollers.
 const (
-	MCS           = "mcs"
-	WorkExecution = "work-execution"
-	ClusterHealth = "cluster-health"
-	Provisioning  = "provisioning"
+	// DefaultRecent is how lately a poller must have been seen to count. An idle worker's
+	// long poll returns empty after about a minute and is renewed at once, so a live worker is
+	// seen at least every minute or so; the server forgets a poller only five minutes after
+	// its last poll, which would count a worker long gone.
+	DefaultRecent = 2 * time.Minute
+	// DefaultTTL is how long an answer about a queue is reused: the triggers ask at every
+	// start, and one DescribeTaskQueue per queue and TTL is enough.
+	DefaultTTL = 10 * time.Second
 )
 
-// Set is a sorted list of capabilities.
-type Set []string
+// Pollers answers whether workers poll a task queue, asking Temporal at most once per TTL per
+// queue, and keeps karmadaflow_task_queue_pollers{task_queue} up to date.
+type Pollers struct {
+	client client.Client
+	logger *zap.Logger
+	gauge  *prometheus.GaugeVec
+	now    func() time.Time
 
-// Of returns the capabilities options enable.
-func Of(o *options.Options) Set {
-	s := Set{MCS}
-	for name, on := range map[string]bool{WorkExecution: o.EnableWorkExecution, ClusterHealth: o.EnableClusterHealth,
-		Provisioning: o.EnableProvisioning} {
-		if on {
-			s = append(s, name)
-		}
-	}
-	slices.Sort(s)
-	return s
+	mu      sync.Mutex
+	answers map[string]answer
 }
 
-func (s Set) String() string { return strings.Join(s, ",") }
-
-// Identity is the Temporal identity of a process of component with capabilities s: the SDK's
-// default (pid@host) followed by, for example, "karmadaflow-worker[cluster-health,mcs]".
-func Identity(component options.Component, s Set) string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%d@%s karmadaflow-%s[%s]", os.Getpid(), host, component, s)
+type answer struct {
+	pollers int
+	at      time.Time
 }
 
-// parse returns the capabilities of a worker's identity made by Identity; ok is false for
-// any other identity.
-func parse(identity string) (s Set, ok bool) {
-	const marker = " karmadaflow-" + string(options.Worker) + "["
-	i := strings.LastIndex(identity, marker)
-	if i < 0 || !strings.HasSuffix(identity, "]") {
-		return nil, false
+// NewPollers returns a Pollers asking c, with its gauge registered with registerer.
+func NewPollers(c client.Client, registerer prometheus.Registerer, logger *zap.Logger) (*Pollers, error) {
+	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "karmadaflow_task_queue_pollers",
+		Help: "Workers seen polling the workflow task queue in the last two minutes, as the starter last asked Temporal; the starter starts no workflow on a queue without any.",
+	}, []string{"task_queue"})
+	if err := registerer.Register(gauge); err != nil {
+		return nil, err
 	}
-	list := identity[i+len(marker) : len(identity)-1]
-	if list == "" {
-		return Set{}, true
-	}
-	return strings.Split(list, ","), true
+	return &Pollers{client: c, logger: logger, gauge: gauge, now: time.Now, answers: map[string]answer{}}, nil
 }
 
-// Clocks of the server (which stamps a poller's last access) and of this process may differ
-// by this much.
-const clockSkew = 5 * time.Second
-
-// CheckWorkers returns an error naming every worker that polled taskQueue after since (the
-// start of this process: older pollers may be workers that are gone) with capabilities other
-// than want.
-func CheckWorkers(ctx context.Context, c client.Client, taskQueue string, since time.Time, want Set) error {
-	resp, err := c.DescribeTaskQueue(ctx, taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+// Polled reports whether a worker polled taskQueue for workflow tasks lately (DefaultRecent).
+// Each answer of Temporal's that the queue has none is logged (at most once per TTL).
+func (p *Pollers) Polled(ctx context.Context, taskQueue string) (bool, error) {
+	p.mu.Lock()
+	a, ok := p.answers[taskQueue]
+	p.mu.Unlock()
+	if ok && p.now().Sub(a.at) < DefaultTTL {
+		return a.pollers > 0, nil
+	}
+	resp, err := p.client.DescribeTaskQueue(ctx, taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	if err != nil {
-		return fmt.Errorf("describing task queue %s: %w", taskQueue, err)
+		return false, fmt.Errorf("describing task queue %s: %w", taskQueue, err)
 	}
-	return mismatches(resp.GetPollers(), taskQueue, since, want)
+	now := p.now()
+	a = answer{pollers: Recent(resp.GetPollers(), now), at: now}
+	p.mu.Lock()
+	p.answers[taskQueue] = a
+	p.mu.Unlock()
+	p.gauge.WithLabelValues(taskQueue).Set(float64(a.pollers))
+	if a.pollers == 0 {
+		p.logger.Warn("no worker polls the task queue: its workflows are not started until one does",
+			zap.String("taskQueue", taskQueue))
+	}
+	return a.pollers > 0, nil
 }
 
-// mismatches is CheckWorkers' verdict on the pollers of taskQueue.
-func mismatches(pollers []*taskqueuepb.PollerInfo, taskQueue string, since time.Time, want Set) error {
-	var problems []string
-	for _, p := range pollers {
-		got, ok := parse(p.GetIdentity())
-		if !ok || p.GetLastAccessTime().AsTime().Before(since.Add(clockSkew)) || slices.Equal(got, want) {
-			continue
-		}
-		problems = append(problems, fmt.Sprintf("worker %q runs [%s]", p.GetIdentity(), got))
-	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return &MismatchError{fmt.Sprintf("capabilities differ on task queue %s: this starter runs [%s] but %s; give the worker and the starter the same --enable-work-execution, --enable-cluster-health and --enable-provisioning (the Helm chart's mode does)",
-		taskQueue, want, strings.Join(problems, ", "))}
-}
-
-// CheckStarted returns an error naming the workflows started on taskQueue after since whose
-// types a worker with capabilities have does not register: a starter with other capabilities
-// starts them. workflowTypes maps every capability to the workflow type it runs.
-func CheckStarted(ctx context.Context, c client.Client, namespace, taskQueue string, since time.Time, have Set,
-	workflowTypes map[string]string) error {
-	var missing []string
-	for name, workflowType := range workflowTypes {
-		if !slices.Contains(have, name) {
-			missing = append(missing, "'"+workflowType+"'")
+// Recent counts the pollers seen within DefaultRecent of now.
+func Recent(pollers []*taskqueuepb.PollerInfo, now time.Time) int {
+	n := 0
+	for _, poller := range pollers {
+		if now.Sub(poller.GetLastAccessTime().AsTime()) < DefaultRecent {
+			n++
 		}
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	slices.Sort(missing)
-	query := fmt.Sprintf("TaskQueue = '%s' AND WorkflowType IN (%s) AND StartTime > '%s'",
-		taskQueue, strings.Join(missing, ", "), since.Add(clockSkew).UTC().Format(time.RFC3339Nano))
-	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: namespace, PageSize: 5, Query: query})
-	if err != nil {
-		return fmt.Errorf("listing workflows started on task queue %s: %w", taskQueue, err)
-	}
-	var started []string
-	for _, e := range resp.GetExecutions() {
-		started = append(started, fmt.Sprintf("%s (%s)", e.GetExecution().GetWorkflowId(), e.GetType().GetName()))
-	}
-	if len(started) == 0 {
-		return nil
-	}
-	return &MismatchError{fmt.Sprintf("capabilities differ on task queue %s: this worker runs [%s] but a starter started %s, which it does not register; give the worker and the starter the same --enable-work-execution, --enable-cluster-health and --enable-provisioning (the Helm chart's mode does)",
-		taskQueue, have, strings.Join(started, ", "))}
-}
-
-// MismatchError says which capabilities differ, and how to make them agree.
-type MismatchError struct{ message string }
-
-func (e *MismatchError) Error() string { return e.message }
-
-// Watch runs check every period until ctx ends, and returns the first MismatchError it
-// finds; other errors (Temporal briefly unreachable) are logged and the next check follows.
-func Watch(ctx context.Context, period time.Duration, logger *zap.Logger, check func(context.Context) error) error {
-	ticker := time.NewTicker(period)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-			err := check(ctx)
-			var mismatch *MismatchError
-			if errors.As(err, &mismatch) {
-				return err
-			}
-			if err != nil && ctx.Err() == nil {
-				logger.Warn("checking the capabilities of the task queue's peers", zap.Error(err))
-			}
-		}
-	}
+	return n
 }

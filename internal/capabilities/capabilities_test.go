@@ -1,53 +1,69 @@
 package capabilities
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/timestamppb"
-
-	"github.com/karmadaflow/karmadaflow/internal/options"
 )
 
-func TestOfFollowsTheFlags(t *testing.T) {
-	o := options.Default(options.Starter)
-	assert.Equal(t, Set{"cluster-health", "mcs", "provisioning", "work-execution"}, Of(o))
-	o.EnableWorkExecution, o.EnableClusterHealth, o.EnableProvisioning = false, false, false
-	assert.Equal(t, Set{"mcs"}, Of(o))
-}
-
-func TestIdentityRoundTrips(t *testing.T) {
-	s := Set{"mcs", "provisioning"}
-	got, ok := parse(Identity(options.Worker, s))
-	require.True(t, ok)
-	assert.Equal(t, s, got)
-	_, ok = parse(Identity(options.Starter, s))
-	assert.False(t, ok, "a starter is no worker")
-	_, ok = parse("4242@host")
-	assert.False(t, ok, "the SDK's default identity")
-}
-
-func TestMismatchesNameLiveWorkersWithOtherCapabilities(t *testing.T) {
-	start := time.Now()
-	poller := func(s Set, at time.Time) *taskqueuepb.PollerInfo {
-		return &taskqueuepb.PollerInfo{Identity: Identity(options.Worker, s), LastAccessTime: timestamppb.New(at)}
+func TestRecentCountsLivePollersOnly(t *testing.T) {
+	now := time.Now()
+	poller := func(ago time.Duration) *taskqueuepb.PollerInfo {
+		return &taskqueuepb.PollerInfo{Identity: "1@host", LastAccessTime: timestamppb.New(now.Add(-ago))}
 	}
-	all := Set{"cluster-health", "mcs", "provisioning", "work-execution"}
-	live := start.Add(time.Minute)
+	assert.Equal(t, 0, Recent(nil, now))
+	assert.Equal(t, 2, Recent([]*taskqueuepb.PollerInfo{poller(time.Second), poller(70 * time.Second)}, now),
+		"an idle worker renews its long poll about every minute")
+	assert.Equal(t, 0, Recent([]*taskqueuepb.PollerInfo{poller(4 * time.Minute)}, now),
+		"the server still lists a poller gone for minutes")
+}
 
-	assert.NoError(t, mismatches([]*taskqueuepb.PollerInfo{poller(all, live)}, "q", start, all))
-	assert.NoError(t, mismatches([]*taskqueuepb.PollerInfo{poller(Set{"mcs"}, start.Add(-time.Minute))}, "q", start, all),
-		"a worker last seen before the start may be gone")
-	assert.NoError(t, mismatches([]*taskqueuepb.PollerInfo{{Identity: "1@other-app", LastAccessTime: timestamppb.New(live)}}, "q", start, all),
-		"another application's worker")
+// fakeTemporal answers DescribeTaskQueue with its pollers, counting the calls.
+type fakeTemporal struct {
+	client.Client
+	pollers []*taskqueuepb.PollerInfo
+	calls   int
+}
 
-	err := mismatches([]*taskqueuepb.PollerInfo{poller(all, live), poller(Set{"mcs"}, live)}, "q", start, all)
-	var mismatch *MismatchError
-	require.ErrorAs(t, err, &mismatch)
-	assert.Contains(t, err.Error(), "this starter runs [cluster-health,mcs,provisioning,work-execution]")
-	assert.Contains(t, err.Error(), "karmadaflow-worker[mcs]\" runs [mcs]")
-	assert.NotContains(t, err.Error(), "karmadaflow-worker[cluster-health", "only the differing worker is named")
+func (f *fakeTemporal) DescribeTaskQueue(context.Context, string, enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {
+	f.calls++
+	return &workflowservice.DescribeTaskQueueResponse{Pollers: f.pollers}, nil
+}
+
+// Polled asks Temporal once per TTL and queue, and the gauge follows its answers.
+func TestPolledAsksOncePerTTL(t *testing.T) {
+	fake := &fakeTemporal{}
+	registry := prometheus.NewRegistry()
+	p, err := NewPollers(fake, registry, zap.NewNop())
+	require.NoError(t, err)
+	now := time.Now()
+	p.now = func() time.Time { return now }
+	ctx := context.Background()
+
+	polled, err := p.Polled(ctx, "karmadaflow-mcs")
+	require.NoError(t, err)
+	assert.False(t, polled)
+	assert.Equal(t, 0.0, testutil.ToFloat64(p.gauge.WithLabelValues("karmadaflow-mcs")))
+
+	fake.pollers = []*taskqueuepb.PollerInfo{{Identity: "1@host", LastAccessTime: timestamppb.New(now)}}
+	polled, _ = p.Polled(ctx, "karmadaflow-mcs")
+	assert.False(t, polled, "the answer is reused within the TTL")
+	assert.Equal(t, 1, fake.calls)
+
+	now = now.Add(DefaultTTL)
+	polled, _ = p.Polled(ctx, "karmadaflow-mcs")
+	assert.True(t, polled)
+	assert.Equal(t, 2, fake.calls)
+	assert.Equal(t, 1.0, testutil.ToFloat64(p.gauge.WithLabelValues("karmadaflow-mcs")))
 }

@@ -27,10 +27,44 @@ func ClusterOfExecutionNamespace(namespace string) (string, bool) {
 	return cluster, ok && cluster != ""
 }
 
+// The capabilities, each with a Temporal task queue of its own, named from the --task-queue
+// base: a worker polls only the queues of what it runs, and the starter starts a capability's
+// workflows only while its queue has pollers.
+const (
+	// CapabilityMCS runs the MultiClusterService workflows.
+	CapabilityMCS = "mcs"
+	// CapabilityCluster runs the per-cluster work: Work execution and cluster health.
+	CapabilityCluster = "cluster"
+	// CapabilityProvisioning runs the Karmada provisioning workflows.
+	CapabilityProvisioning = "provisioning"
+)
+
+// Capabilities are the capabilities, each with its task queue (CapabilityTaskQueue).
+var Capabilities = []string{CapabilityMCS, CapabilityCluster, CapabilityProvisioning}
+
+// CapabilityTaskQueue is the task queue of capability's workflows and activities, e.g.
+// "karmadaflow-mcs" for the base "karmadaflow".
+func CapabilityTaskQueue(base, capability string) string { return base + "-" + capability }
+
+// BaseTaskQueue is the base a capability's task queue was named from (CapabilityTaskQueue), or
+// taskQueue itself when it is the base: the single queue of every workflow before the
+// capabilities had their own, where runs started then still run. It is computed from the
+// queue a run is on, which its history holds, so that a replay computes it alike; it is
+// unambiguous as no base ends like a capability's queue (options.Validate).
+func BaseTaskQueue(taskQueue string) string {
+	for _, c := range Capabilities {
+		if base, ok := strings.CutSuffix(taskQueue, "-"+c); ok {
+			return base
+		}
+	}
+	return taskQueue
+}
+
 // PullTaskQueue is the Temporal task queue of a Pull cluster's agent: the activities that need
 // the member (Work execution, EndpointSlice collection, the health probe) are scheduled there
-// by the workflows running on taskQueue, and only the agent inside the member polls it.
-func PullTaskQueue(taskQueue, cluster string) string { return taskQueue + "/cluster/" + cluster }
+// by the workflows, and only the agent inside the member polls it. It is named from the base
+// task queue, which the agent is configured with.
+func PullTaskQueue(base, cluster string) string { return base + "/cluster/" + cluster }
 
 // WorkName is Karmada's deterministic Work name for an object: the object's name (lower-cased,
 // ':' replaced by '.') and the FNV-32a hash of "<namespace>-<name>-<kind>" in lower case

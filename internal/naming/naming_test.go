@@ -45,3 +45,18 @@ func TestRoleOf(t *testing.T) {
 		}
 	}
 }
+
+// A capability's task queue leads back to its base, and so does the base itself (the queue of
+// runs started before the capabilities had their own); the agent's queue is named from it.
+func TestCapabilityTaskQueuesLeadBackToTheBase(t *testing.T) {
+	for _, base := range []string{"karmadaflow", "karmadaflow-eu"} {
+		assert.Equal(t, base, BaseTaskQueue(base))
+		for _, c := range Capabilities {
+			queue := CapabilityTaskQueue(base, c)
+			assert.NotEqual(t, base, queue)
+			assert.Equal(t, base, BaseTaskQueue(queue))
+			assert.Equal(t, base+"/cluster/member1", PullTaskQueue(BaseTaskQueue(queue), "member1"))
+		}
+	}
+	assert.Equal(t, "karmadaflow-cluster", CapabilityTaskQueue("karmadaflow", CapabilityCluster))
+}

@@ -11,10 +11,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"k8s.io/client-go/tools/cache"
 
 	executionactivities "github.com/karmadaflow/karmadaflow/activities/execution"
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
+	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/starter/certexpiry"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
@@ -77,6 +79,8 @@ func projectMetrics(t *testing.T) map[string]bool {
 	_, err := observability.NewWorkqueueMetrics(r)
 	require.NoError(t, err)
 	_, err = ensure.NewStartedCounter(r)
+	require.NoError(t, err)
+	_, err = capabilities.NewPollers(nil, r, zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, certexpiry.Register(r, cache.NewStore(cache.MetaNamespaceKeyFunc)))
 

@@ -38,7 +38,7 @@ func (o *Options) flagSections() cliflag.NamedFlagSets {
 
 	temporal.StringVar(&o.TemporalAddress, "temporal-address", o.TemporalAddress, "host:port of the Temporal frontend")
 	temporal.StringVar(&o.TemporalNamespace, "temporal-namespace", o.TemporalNamespace, "Temporal namespace")
-	temporal.StringVar(&o.TaskQueue, "task-queue", o.TaskQueue, "Temporal task queue of karmadaflow's workflows and activities")
+	temporal.StringVar(&o.TaskQueue, "task-queue", o.TaskQueue, "base of the Temporal task queues: <base>-mcs, <base>-cluster and <base>-provisioning, one per capability, and <base>/cluster/<name> of a Pull cluster's agent")
 	temporal.BoolVar(&o.TemporalTLS, "temporal-tls", o.TemporalTLS, "connect to Temporal over TLS (implied by the other --temporal-tls-* flags and --temporal-api-key-file)")
 	temporal.StringVar(&o.TemporalTLSCAFile, "temporal-tls-ca-file", o.TemporalTLSCAFile, "CA bundle that verifies the Temporal frontend (empty: the system's roots)")
 	temporal.StringVar(&o.TemporalTLSCertFile, "temporal-tls-cert-file", o.TemporalTLSCertFile, "client certificate for mutual TLS with Temporal")
@@ -84,7 +84,7 @@ func (o *Options) addWorkerFlags(sections *cliflag.NamedFlagSets, temporal *pfla
 	fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
 	fs.IntVar(&o.MaxConcurrentWorkflowTasks, "max-concurrent-workflow-tasks", o.MaxConcurrentWorkflowTasks, "workflow tasks this worker runs at once (default: 4 per CPU); a task waits for its local activities, so more tasks than the CPUs serve only make each one longer, until the SDK heartbeats it")
 	fs.IntVar(&o.MaxConcurrentLocalActivities, "max-concurrent-local-activities", o.MaxConcurrentLocalActivities, "local activities (short API calls of the reconcile loops) this worker runs at once; more queue in the worker instead of overloading the API servers")
-	fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on the task queue, across all workers (0: unlimited)")
+	fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on each task queue, across all workers (0: unlimited)")
 
 	fs = sections.FlagSet("proxy")
 	fs.BoolVar(&o.EnableProxy, "enable-proxy", o.EnableProxy, "serve the global resource proxy")

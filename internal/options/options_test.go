@@ -54,6 +54,7 @@ func TestValidation(t *testing.T) {
 		"address without port": {"--temporal-address=localhost"},
 		"empty namespace":      {"--temporal-namespace="},
 		"empty task queue":     {"--task-queue="},
+		"capability's queue":   {"--task-queue=karmadaflow-mcs"},
 		"bad log level":        {"--log-level=loud"},
 		"bad log format":       {"--log-format=xml"},
 		"bad metrics address":  {"--metrics-bind-address=9090"},

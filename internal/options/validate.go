@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/leaderelection"
 
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/internal/redact"
 	"github.com/karmadaflow/karmadaflow/internal/urlprefix"
 )
@@ -37,6 +38,12 @@ func (o *Options) Validate() error {
 	}
 	if o.TaskQueue == "" {
 		errs = append(errs, errors.New("--task-queue must not be empty"))
+	}
+	// A workflow finds the base from its capability's queue (naming.BaseTaskQueue): a base
+	// named like a capability's queue would be taken for one.
+	if base := naming.BaseTaskQueue(o.TaskQueue); base != o.TaskQueue {
+		errs = append(errs, fmt.Errorf("--task-queue %q must not end like the task queue of a capability (-%s)",
+			o.TaskQueue, strings.Join(naming.Capabilities, ", -")))
 	}
 	if (o.TemporalTLSCertFile == "") != (o.TemporalTLSKeyFile == "") {
 		errs = append(errs, errors.New("--temporal-tls-cert-file and --temporal-tls-key-file go together"))

@@ -49,6 +49,8 @@ type Kind struct {
 	Name string
 	// WorkflowType is the registered name of the kind's workflow.
 	WorkflowType string
+	// TaskQueue is the task queue the kind's workflows are started on (its capability's).
+	TaskQueue string
 	// Wanted returns the start of the workflow of every object that must have one running,
 	// read from the informer's store. Its signal is what a running workflow receives if it was
 	// started after the visibility query (visibility lags the start by a moment).
@@ -57,9 +59,15 @@ type Kind struct {
 
 // Config configures an Ensurer.
 type Config struct {
-	Temporal  client.Client
-	TaskQueue string // only workflows of this task queue count as running
+	Temporal client.Client
+	// TaskQueue is the base task queue: a kind's workflows count as running on it too (runs
+	// started there before each capability had its own queue, until they continue as new),
+	// besides on the kind's own; workflows of other queues do not.
+	TaskQueue string
 	Kinds     []Kind
+	// Polled reports whether a worker polls a task queue: the missing workflows of a kind
+	// whose queue has none are not started, until a later pass finds one. Nil: always.
+	Polled func(ctx context.Context, taskQueue string) (bool, error)
 	// Period between the end of one pass and the start of the next.
 	Period time.Duration
 	// PageSize of the visibility query; 0 means DefaultPageSize.
@@ -96,12 +104,15 @@ func NewStartedCounter(registerer prometheus.Registerer) (*prometheus.CounterVec
 
 // Report is what one pass found for one kind.
 type Report struct {
-	Kind    string
-	Wanted  int // objects that must have a running workflow
-	Running int // running workflows the visibility query listed
-	Missing int // wanted and not listed
-	Started int // missing and not running when asked (the others had just started)
-	Pages   int // visibility query pages
+	Kind      string
+	TaskQueue string
+	Wanted    int // objects that must have a running workflow
+	Running   int // running workflows the visibility query listed
+	Missing   int // wanted and not listed
+	Started   int // missing and not running when asked (the others had just started)
+	// Unpolled: no worker polls the kind's task queue, so the missing were not started.
+	Unpolled bool
+	Pages    int // visibility query pages
 	// List is how long the visibility query took; Pass how long the whole pass of the kind.
 	List, Pass time.Duration
 	Err        error
@@ -129,6 +140,9 @@ func (e *Ensurer) log(r Report) {
 	switch {
 	case r.Err != nil:
 		e.cfg.Logger.Error("ensuring running workflows failed; next pass retries", append(fields, zap.Error(r.Err))...)
+	case r.Unpolled && r.Missing > 0:
+		e.cfg.Logger.Warn("not starting the workflows that are not running: no worker polls their task queue; next pass retries",
+			append(fields, zap.Int("missing", r.Missing), zap.String("taskQueue", r.TaskQueue))...)
 	case r.Started > 0:
 		e.cfg.Logger.Info("started the workflows that were not running", fields...)
 	default:
@@ -150,8 +164,8 @@ func (e *Ensurer) Pass(ctx context.Context, reason string) []Report {
 
 func (e *Ensurer) pass(ctx context.Context, kind Kind, reason string) Report {
 	begin := time.Now()
-	r := Report{Kind: kind.Name}
-	running, pages, err := e.running(ctx, kind.WorkflowType)
+	r := Report{Kind: kind.Name, TaskQueue: kind.TaskQueue}
+	running, pages, err := e.running(ctx, kind)
 	r.Running, r.Pages, r.List = len(running), pages, time.Since(begin)
 	if err != nil {
 		r.Err, r.Pass = err, time.Since(begin)
@@ -160,6 +174,13 @@ func (e *Ensurer) pass(ctx context.Context, kind Kind, reason string) Report {
 	wanted := kind.Wanted()
 	missing := Missing(wanted, running)
 	r.Wanted, r.Missing = len(wanted), len(missing)
+	if len(missing) > 0 && e.cfg.Polled != nil {
+		polled, err := e.cfg.Polled(ctx, kind.TaskQueue)
+		if err != nil || !polled {
+			r.Err, r.Unpolled, r.Pass = err, err == nil, time.Since(begin)
+			return r
+		}
+	}
 
 	var started atomic.Int32
 	g, gctx := errgroup.WithContext(ctx)
@@ -191,10 +212,15 @@ func Record(started *prometheus.CounterVec, logger *zap.Logger, kind, reason, wo
 		zap.String("reason", reason), zap.String("workflowID", workflowID))
 }
 
-// running lists the IDs of the running workflows of workflowType, page by page.
-func (e *Ensurer) running(ctx context.Context, workflowType string) (map[string]bool, int, error) {
+// running lists the IDs of the running workflows of kind, page by page.
+func (e *Ensurer) running(ctx context.Context, kind Kind) (map[string]bool, int, error) {
 	running := map[string]bool{}
-	req := &workflowservice.ListWorkflowExecutionsRequest{PageSize: int32(e.cfg.PageSize), Query: Query(workflowType, e.cfg.TaskQueue)}
+	workflowType := kind.WorkflowType
+	queues := []string{e.cfg.TaskQueue}
+	if kind.TaskQueue != "" && kind.TaskQueue != e.cfg.TaskQueue {
+		queues = append(queues, kind.TaskQueue)
+	}
+	req := &workflowservice.ListWorkflowExecutionsRequest{PageSize: int32(e.cfg.PageSize), Query: Query(workflowType, queues...)}
 	for pages := 1; ; pages++ {
 		resp, err := e.cfg.Temporal.ListWorkflow(ctx, req)
 		if err != nil {
@@ -210,10 +236,11 @@ func (e *Ensurer) running(ctx context.Context, workflowType string) (map[string]
 	}
 }
 
-// Query is the visibility query of the running workflows of workflowType on taskQueue (names
-// without quotes, as workflow types and task queues are).
-func Query(workflowType, taskQueue string) string {
-	return fmt.Sprintf("WorkflowType='%s' AND TaskQueue='%s' AND ExecutionStatus='Running'", workflowType, taskQueue)
+// Query is the visibility query of the running workflows of workflowType on any of
+// taskQueues (names without quotes, as workflow types and task queues are).
+func Query(workflowType string, taskQueues ...string) string {
+	return fmt.Sprintf("WorkflowType='%s' AND TaskQueue IN ('%s') AND ExecutionStatus='Running'", workflowType,
+		strings.Join(taskQueues, "', '"))
 }
 
 // Missing returns the wanted starts whose workflow is not among running, in workflow ID order;

@@ -1,9 +1,14 @@
 package ensure
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 )
@@ -54,6 +59,56 @@ func TestMissingKeepsTheStart(t *testing.T) {
 }
 
 func TestQuery(t *testing.T) {
-	assert.Equal(t, `WorkflowType='MultiClusterService' AND TaskQueue='karmadaflow' AND ExecutionStatus='Running'`,
+	assert.Equal(t, `WorkflowType='MultiClusterService' AND TaskQueue IN ('karmadaflow') AND ExecutionStatus='Running'`,
 		Query("MultiClusterService", "karmadaflow"))
+	assert.Equal(t, `WorkflowType='MultiClusterService' AND TaskQueue IN ('karmadaflow', 'karmadaflow-mcs') AND ExecutionStatus='Running'`,
+		Query("MultiClusterService", "karmadaflow", "karmadaflow-mcs"))
+}
+
+// fakeTemporal lists no running workflow and records the starts and the queries.
+type fakeTemporal struct {
+	client.Client
+	queries, started []string
+}
+
+func (f *fakeTemporal) ListWorkflow(_ context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	f.queries = append(f.queries, req.GetQuery())
+	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+}
+
+func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	f.started = append(f.started, o.ID+"@"+o.TaskQueue)
+	return nil, nil
+}
+
+func (f *fakeTemporal) SignalWorkflow(context.Context, string, string, string, any) error { return nil }
+
+// A pass starts the missing workflows of a kind only while a worker polls the kind's task
+// queue, and counts runs on the base queue and on the kind's own as running.
+func TestPassStartsOnlyOnPolledQueues(t *testing.T) {
+	polled := false
+	fake := &fakeTemporal{}
+	kind := Kind{Name: "MultiClusterService", WorkflowType: "MultiClusterService", TaskQueue: "karmadaflow-mcs",
+		Wanted: func() []trigger.Start {
+			return []trigger.Start{{WorkflowID: "mcs/a/x", Workflow: "MultiClusterService", TaskQueue: "karmadaflow-mcs"}}
+		}}
+	e := New(Config{Temporal: fake, TaskQueue: "karmadaflow", Kinds: []Kind{kind}, Period: time.Second,
+		Polled: func(_ context.Context, queue string) (bool, error) {
+			assert.Equal(t, "karmadaflow-mcs", queue)
+			return polled, nil
+		}})
+
+	r := e.Pass(context.Background(), ReasonStartup)[0]
+	require.NoError(t, r.Err)
+	assert.True(t, r.Unpolled)
+	assert.Equal(t, 1, r.Missing)
+	assert.Empty(t, fake.started, "no worker polls the queue")
+	assert.Equal(t, []string{Query("MultiClusterService", "karmadaflow", "karmadaflow-mcs")}, fake.queries)
+
+	polled = true
+	r = e.Pass(context.Background(), ReasonNotRunning)[0]
+	require.NoError(t, r.Err)
+	assert.False(t, r.Unpolled)
+	assert.Equal(t, 1, r.Started)
+	assert.Equal(t, []string{"mcs/a/x@karmadaflow-mcs"}, fake.started)
 }

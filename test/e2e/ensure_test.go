@@ -104,16 +104,23 @@ func terminate(t *testing.T, c client.Client, workflowIDs ...string) {
 // startedTotal reads karmadaflow_workflows_started_total{kind,reason} of a starter instance.
 func startedTotal(t *testing.T, instance, kind, reason string) float64 {
 	t.Helper()
+	v, _ := metricValue(t, instance, `karmadaflow_workflows_started_total{kind="`+kind+`",reason="`+reason+`"}`)
+	return v
+}
+
+// metricValue is the value of series (name and labels) on instance's /metrics; ok is false
+// when the instance does not serve it.
+func metricValue(t *testing.T, instance, series string) (v float64, ok bool) {
+	t.Helper()
 	_, body := httpGet(t, "http://"+svc.MetricsAddress(instance)+"/metrics")
-	series := `karmadaflow_workflows_started_total{kind="` + kind + `",reason="` + reason + `"} `
 	for line := range strings.Lines(body) {
-		if value, ok := strings.CutPrefix(strings.TrimSpace(line), series); ok {
+		if value, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
 			v, err := strconv.ParseFloat(value, 64)
 			require.NoError(t, err)
-			return v
+			return v, true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // exposeToMember2 runs the app with one replica on member1, exposed to member2 by a

@@ -245,7 +245,7 @@ func probeHere(ctx workflow.Context, probe health.ProbeInput, asActivity bool) w
 // cluster as not reachable, without dialling it.
 func probeThroughAgent(ctx workflow.Context, probe health.ProbeInput, interval time.Duration) (health.ProbeResult, error) {
 	agentCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:              naming.PullTaskQueue(workflow.GetInfo(ctx).TaskQueueName, probe.Cluster),
+		TaskQueue:              naming.PullTaskQueue(naming.BaseTaskQueue(workflow.GetInfo(ctx).TaskQueueName), probe.Cluster),
 		ScheduleToStartTimeout: interval,
 		StartToCloseTimeout:    15 * time.Second,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},

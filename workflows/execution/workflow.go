@@ -358,7 +358,7 @@ func (e *executor) Next() Input {
 // queue.
 func applyOnAgent(ctx workflow.Context, b act.ApplyInput) workflow.Future {
 	options := workflow.GetActivityOptions(ctx)
-	options.TaskQueue = naming.PullTaskQueue(workflow.GetInfo(ctx).TaskQueueName, b.Cluster)
+	options.TaskQueue = naming.PullTaskQueue(naming.BaseTaskQueue(workflow.GetInfo(ctx).TaskQueueName), b.Cluster)
 	options.ScheduleToStartTimeout = AgentScheduleToStart
 	ctx = workflow.WithActivityOptions(ctx, options)
 	return workflow.ExecuteActivity(summary.Activity(ctx, "%s, by its agent", applySummary(b)), activities.ApplyWorks, b)

@@ -53,7 +53,7 @@ func collectPull(ctx workflow.Context, obs act.Observation, in act.CollectInput)
 // collectOnAgent has the agent of a Pull provider collect its slices.
 func collectOnAgent(ctx workflow.Context, in act.CollectInput) workflow.Future {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:              naming.PullTaskQueue(workflow.GetInfo(ctx).TaskQueueName, in.Provider),
+		TaskQueue:              naming.PullTaskQueue(naming.BaseTaskQueue(workflow.GetInfo(ctx).TaskQueueName), in.Provider),
 		ScheduleToStartTimeout: agentScheduleToStart,
 		StartToCloseTimeout:    time.Minute,
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 2 * time.Second, MaximumAttempts: 3},

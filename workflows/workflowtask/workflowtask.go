@@ -55,12 +55,27 @@ var continuedRunTimeout atomic.Int64
 // their next continue-as-new, not only new starts. Zero keeps each run's own.
 func SetContinuedRunTimeout(timeout time.Duration) { continuedRunTimeout.Store(int64(timeout)) }
 
+// continuedRunQueues is the task queue of each workflow type this process runs (nil: not set).
+var continuedRunQueues atomic.Pointer[map[string]string]
+
+// SetContinuedRunQueues makes the runs this process continues as new go on the task queue
+// queues names for their workflow type: a run started on another queue (the single queue of
+// every workflow before each capability had its own) moves to its capability's queue at its
+// next continue-as-new. Types queues does not name keep their run's queue.
+func SetContinuedRunQueues(queues map[string]string) { continuedRunQueues.Store(&queues) }
+
 // ContinueAsNew is workflow.NewContinueAsNewError, with the workflow task timeout of
-// SetContinuedRunTimeout when one is set. The timeout is an attribute of the command, which a
-// replay does not compare, so it changes no history.
+// SetContinuedRunTimeout and the task queue of SetContinuedRunQueues when they are set. Both
+// are attributes of the command, which a replay does not compare (the Go SDK matches a
+// continue-as-new command to its event by type alone), so they change no history.
 func ContinueAsNew(ctx workflow.Context, wfn any, args ...any) error {
 	if timeout := time.Duration(continuedRunTimeout.Load()); timeout > 0 {
 		ctx = workflow.WithWorkflowTaskTimeout(ctx, timeout)
+	}
+	if queues := continuedRunQueues.Load(); queues != nil {
+		if queue, ok := (*queues)[workflow.GetInfo(ctx).WorkflowType.Name]; ok {
+			ctx = workflow.WithWorkflowTaskQueue(ctx, queue)
+		}
 	}
 	return workflow.NewContinueAsNewError(ctx, wfn, args...)
 }

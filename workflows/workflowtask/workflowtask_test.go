@@ -56,3 +56,18 @@ func TestContinuedRunsTakeTheConfiguredTaskTimeout(t *testing.T) {
 	_, can = run(t, 2*time.Second)
 	assert.Equal(t, 5*time.Second, can.WorkflowTaskTimeout, "the worker's --workflow-task-timeout")
 }
+
+func TestContinuedRunsMoveToTheirTypesQueue(t *testing.T) {
+	SetContinuedRunQueues(nil)
+	_, can := run(t, 2*time.Second)
+	assert.Equal(t, "default-test-taskqueue", can.TaskQueueName, "without a setting, the run's own")
+
+	SetContinuedRunQueues(map[string]string{"other": "other-queue"})
+	_, can = run(t, 2*time.Second)
+	assert.Equal(t, "default-test-taskqueue", can.TaskQueueName, "a type without a queue keeps the run's own")
+
+	SetContinuedRunQueues(map[string]string{"boundsAndContinues": "karmadaflow-test"})
+	defer SetContinuedRunQueues(nil)
+	_, can = run(t, 2*time.Second)
+	assert.Equal(t, "karmadaflow-test", can.TaskQueueName)
+}

@@ -50,8 +50,8 @@ selector) beside Karmada. */}}
 {{- end }}
 {{- end }}
 
-{{/* Capability flags, the same for the worker and the starter (each refuses a peer whose
-capabilities differ). */}}
+{{/* Capability flags, the same for the worker and the starter: the starter starts the
+workflows of what it enables, the worker polls the task queues of what it enables. */}}
 {{- define "karmadaflow.capabilityArgs" -}}
 {{- $standalone := not (include "karmadaflow.besideKarmada" .) }}
 - --enable-work-execution={{ $standalone }}
