@@ -145,11 +145,12 @@ fuzz: ## Fuzz the CRD tarball reader, the Work manifest decoders, the proxy's bo
 test: lint monitoring-check unit images-test fuzz e2e e2e-beside-karmada e2e-temporal-server ## Every test: lint, alert rules, unit, replay, images, fuzz, end-to-end (also beside Karmada, and on the Temporal server).
 
 .PHONY: bench
-bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md).
+bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md), the environment at 20 members (.bench/env-report.md).
 	go run ./test/bench/cmd/mcsbench
 	go run ./test/bench/cmd/proxybench
 	go run ./test/bench/cmd/provisioningbench
 	go run ./test/bench/cmd/besidebench
+	go run ./test/bench/cmd/envbench
 
 .PHONY: replay-record
 replay-record: tools ## Record a new set of replay histories from the real end-to-end flow (older sets stay).

@@ -58,6 +58,22 @@ type Cluster struct {
 	Server     string       // https URL of the apiserver
 	NodeName   string       // the fake node; empty for the control plane
 	NodeIP     string       // the fake node's InternalIP, a loopback address of its own
+	// Light marks a light member (Options.LightMembers): kube-apiserver and KWOK only, with
+	// no kube-controller-manager and no kube-scheduler. Its API works as any member's (the
+	// environment registers it in the control plane, karmadaflow and Karmada apply to it,
+	// probe it and watch it), its node turns Ready, but nothing acts on what is written:
+	//   - no EndpointSlices are derived from Services: whoever needs slices there writes them
+	//     directly, as a benchmark does;
+	//   - Deployments get no ReplicaSets and no pods, and pods are never scheduled (KWOK
+	//     still plays a pod written with spec.nodeName set to the node);
+	//   - namespaces get no default ServiceAccount and there is no service account token
+	//     controller: a pod is refused until whoever writes it creates its ServiceAccount
+	//     ("default" when it names none); the environment's credentials are static tokens
+	//     and need neither;
+	//   - a deleted namespace stays Terminating (no namespace controller) and dependents are
+	//     not collected when their owner goes (no garbage collector);
+	//   - its kube-apiserver runs with the flags of lightAPIServerArgs.
+	Light bool
 
 	dir   string // certificates, keys and component state
 	port  int    // apiserver secure port
@@ -230,6 +246,20 @@ func writeKubeconfig(cfg *clientcmdapi.Config, path string) error {
 
 func (c *Cluster) file(name string) string { return filepath.Join(c.dir, name) }
 
+// lightAPIServerArgs are the kube-apiserver flags of a light member, on top of every
+// cluster's: what no light member uses, so twenty of them idle cheaply.
+var lightAPIServerArgs = []string{
+	// The admission plugin taints a new node not-ready until the node lifecycle controller,
+	// a kube-controller-manager's, sees it Ready; a light member has none, and its node is
+	// Ready as soon as KWOK says so.
+	"--disable-admission-plugins=TaintNodesByCondition",
+	// Without a watch cache the server keeps no cache and no etcd watch per resource, whose
+	// upkeep is half of an idle light member's CPU (docs/benchmarks.md): lists are read from
+	// etcd and each watch is an etcd watch, which the few clients of a light member (KWOK,
+	// karmadaflow) afford. Turning priority and fairness off as well saved nothing measurable.
+	"--watch-cache=false",
+}
+
 func (c *Cluster) apiserverArgs(etcdURL string) []string {
 	args := []string{
 		"--etcd-servers=" + etcdURL,
@@ -260,6 +290,9 @@ func (c *Cluster) apiserverArgs(etcdURL string) []string {
 		"--proxy-client-cert-file=" + c.file("front-proxy-client.crt"),
 		"--proxy-client-key-file=" + c.file("front-proxy-client.key"),
 	}
+	if c.Light {
+		args = append(args, lightAPIServerArgs...)
+	}
 	if c.NodeIP == "" {
 		return args
 	}
@@ -271,6 +304,32 @@ func (c *Cluster) apiserverArgs(etcdURL string) []string {
 		"--kubelet-client-certificate="+c.file("kubelet-client.crt"),
 		"--kubelet-client-key="+c.file("kubelet-client.key"),
 	)
+}
+
+// componentBinaries are the binaries the cluster runs beside its kube-apiserver, in the order
+// they start: the control plane has no nodes and so no scheduler and no KWOK, a light member
+// only KWOK.
+func (c *Cluster) componentBinaries() []string {
+	switch {
+	case c.Role == RoleControlPlane:
+		return []string{binKCM}
+	case c.Light:
+		return []string{binKWOK}
+	default:
+		return []string{binKCM, binSched, binKWOK}
+	}
+}
+
+// componentArgs are the flags of one of componentBinaries.
+func (c *Cluster) componentArgs(bin string) []string {
+	switch bin {
+	case binKCM:
+		return c.controllerManagerArgs()
+	case binSched:
+		return c.schedulerArgs()
+	default:
+		return c.kwokArgs()
+	}
 }
 
 func (c *Cluster) controllerManagerArgs() []string {
@@ -382,7 +441,9 @@ func (c *Cluster) registerNode(ctx context.Context) error {
 }
 
 // nodeSchedulable reports nil once the fake node is Ready without taints and the default
-// ServiceAccount exists, so a Deployment applied now gets its pods scheduled and running.
+// ServiceAccount exists, so a Deployment applied now gets its pods scheduled and running. A
+// light member has no ServiceAccount controller and no scheduler: its node being Ready and
+// untainted is all there is to wait for.
 func (c *Cluster) nodeSchedulable(ctx context.Context) error {
 	node, err := c.Client().CoreV1().Nodes().Get(ctx, c.NodeName, metav1.GetOptions{})
 	if err != nil {
@@ -399,6 +460,9 @@ func (c *Cluster) nodeSchedulable(ctx context.Context) error {
 	}
 	if len(node.Spec.Taints) > 0 {
 		return fmt.Errorf("node %s still has taints %v", c.NodeName, node.Spec.Taints)
+	}
+	if c.Light {
+		return nil
 	}
 	if _, err := c.Client().CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err != nil {
 		return fmt.Errorf("default ServiceAccount: %w", err)

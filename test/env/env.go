@@ -32,8 +32,13 @@ import (
 	"github.com/karmadaflow/karmadaflow/test/env/podrunner"
 )
 
-// MaxMembers is the largest number of member clusters Start accepts.
-const MaxMembers = 4
+// MaxMembers is the largest number of member clusters Start accepts, and MaxFullMembers the
+// largest number of full ones among them: beyond MaxFullMembers, members must be light
+// (Options.LightMembers), which is what lets MaxMembers of them fit on a 2-core machine.
+const (
+	MaxMembers     = 20
+	MaxFullMembers = 4
+)
 
 // Cluster names of the host and the control plane.
 const (
@@ -48,6 +53,11 @@ const markerFile = ".karmadaflow-env"
 type Options struct {
 	// Members is the number of member clusters, named member1..memberN; 0 means 2.
 	Members int
+	// LightMembers is how many of the Members are light: the last ones, so that member1 is
+	// full whenever one is. A light member runs kube-apiserver and KWOK with its fake node,
+	// and no kube-controller-manager or kube-scheduler (see Cluster.Light for what it lacks).
+	// 0 means every member is full; at most MaxFullMembers may be.
+	LightMembers int
 	// Dir holds certificates, kubeconfigs, etcd data and logs. Empty means a new temporary
 	// directory. An existing Dir must be empty or an earlier environment's (it is wiped).
 	Dir string
@@ -143,6 +153,12 @@ func (o *Options) complete() error {
 	if o.Members < 1 || o.Members > MaxMembers {
 		return fmt.Errorf("members must be between 1 and %d, got %d", MaxMembers, o.Members)
 	}
+	if o.LightMembers < 0 || o.LightMembers > o.Members {
+		return fmt.Errorf("light members must be between 0 and the %d members, got %d", o.Members, o.LightMembers)
+	}
+	if full := o.Members - o.LightMembers; full > MaxFullMembers {
+		return fmt.Errorf("at most %d members may be full, got %d of %d: make the others light (LightMembers)", MaxFullMembers, full, o.Members)
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -235,14 +251,14 @@ func (e *Env) start(ctx context.Context) error {
 		e.Members = append(e.Members, &Cluster{
 			Name:    "member" + strconv.Itoa(i),
 			Role:    RoleMember,
+			Light:   i > e.opts.Members-e.opts.LightMembers,
 			PodCIDR: fmt.Sprintf("10.%d.0.0/16", i),
 			NodeIP:  memberNodeIP(i),
 		})
 	}
 	clusters := e.Clusters()
-	// etcd client+peer; Temporal frontend, UI, HTTP API, metrics; per cluster apiserver, kcm,
-	// scheduler, kwok.
-	ports, err := e.ports.reserve(6 + 4*len(clusters))
+	// etcd client+peer; Temporal frontend, UI, HTTP API, metrics.
+	ports, err := e.ports.reserve(6)
 	if err != nil {
 		return err
 	}
@@ -263,12 +279,21 @@ func (e *Env) start(ctx context.Context) error {
 	if err := e.useFixedPort(&temporalPorts.ui, e.opts.TemporalUIPort); err != nil {
 		return fmt.Errorf("temporal UI: %w", err)
 	}
-	for i, c := range clusters {
-		p := ports[6+4*i:]
+	for _, c := range clusters {
+		// The apiserver's port, then one per component.
+		components := c.componentBinaries()
+		p, err := e.ports.reserve(1 + len(components))
+		if err != nil {
+			return err
+		}
+		componentPorts := map[string]int{}
+		for i, bin := range components {
+			componentPorts[bin] = p[1+i]
+		}
 		if c.Role != RoleControlPlane {
 			c.NodeName = c.Name + "-worker"
 		}
-		if err := c.prepare(e.Dir, p[0], map[string]int{binKCM: p[1], binSched: p[2], binKWOK: p[3]}); err != nil {
+		if err := c.prepare(e.Dir, p[0], componentPorts); err != nil {
 			return err
 		}
 		if c.NodeName != "" {
@@ -494,17 +519,8 @@ func (e *Env) startCluster(ctx context.Context, c *Cluster) error {
 	}
 	e.phase(c.Name+" apiserver ready", begin)
 
-	components := map[string][]string{binKCM: c.controllerManagerArgs()}
-	if c.Role != RoleControlPlane {
-		components[binSched] = c.schedulerArgs()
-		components[binKWOK] = c.kwokArgs()
-	}
-	for _, bin := range []string{binKCM, binSched, binKWOK} {
-		args, ok := components[bin]
-		if !ok {
-			continue
-		}
-		p, err := e.startProcess(c.Name+"-"+bin, bin, args, c.dir, tierComponent, c.componentPorts[bin])
+	for _, bin := range c.componentBinaries() {
+		p, err := e.startProcess(c.Name+"-"+bin, bin, c.componentArgs(bin), c.dir, tierComponent, c.componentPorts[bin])
 		if err != nil {
 			return err
 		}
@@ -565,6 +581,21 @@ func (e *Env) EtcdURL() string { return e.etcdURL }
 // Clusters returns the host, the control plane and the members, in that order.
 func (e *Env) Clusters() []*Cluster {
 	return append([]*Cluster{e.Host, e.ControlPlane}, e.Members...)
+}
+
+// Processes returns the pid of every running process of the environment by its name, that of
+// its log ("etcd", "<cluster>-kube-apiserver", "<cluster>-kwok", ...), for measuring what each
+// part costs.
+func (e *Env) Processes() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pids := map[string]int{}
+	for _, p := range e.procs {
+		if !p.exited() {
+			pids[p.name] = p.pid()
+		}
+	}
+	return pids
 }
 
 // Member returns the named member cluster, or nil.
@@ -707,6 +738,8 @@ type ClusterSummary struct {
 	Kubeconfig string `json:"kubeconfig"`
 	PodCIDR    string `json:"podCIDR,omitempty"`
 	NodeName   string `json:"nodeName,omitempty"`
+	// Light says the member is light (Options.LightMembers).
+	Light bool `json:"light,omitempty"`
 }
 
 // Summary is the machine-readable description of a running environment (no secrets).
@@ -733,6 +766,7 @@ func (e *Env) Summary() Summary {
 	for _, c := range e.Clusters() {
 		s.Clusters = append(s.Clusters, ClusterSummary{
 			Name: c.Name, Role: c.Role, Server: c.Server, Kubeconfig: c.Kubeconfig, PodCIDR: c.PodCIDR, NodeName: c.NodeName,
+			Light: c.Light,
 		})
 	}
 	return s
@@ -761,7 +795,11 @@ func (e *Env) WriteSummary(w io.Writer) error {
 		if c.PodCIDR != "" {
 			cidr = "pods " + c.PodCIDR
 		}
-		add("  %-8s %-13s %-24s %-17s %s", c.Name, c.Role, c.Server, cidr, c.Kubeconfig)
+		role := string(c.Role)
+		if c.Light {
+			role += " (light)"
+		}
+		add("  %-8s %-14s %-24s %-17s %s", c.Name, role, c.Server, cidr, c.Kubeconfig)
 	}
 	if e.karmada != nil {
 		add("")

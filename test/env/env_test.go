@@ -45,8 +45,11 @@ func startForTest(t *testing.T, opts Options) *Env {
 	return e
 }
 
+// TestEnvironment runs at the largest size: MaxMembers members, two of them full (member1 and
+// member2, which the workload checks use) and the others light, so that one start covers both
+// kinds and the scale.
 func TestEnvironment(t *testing.T) {
-	e := startForTest(t, Options{Members: 2})
+	e := startForTest(t, Options{Members: MaxMembers, LightMembers: MaxMembers - 2})
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -56,7 +59,7 @@ func TestEnvironment(t *testing.T) {
 	ctx := t.Context()
 
 	t.Run("every cluster is ready through its kubeconfig", func(t *testing.T) {
-		require.Len(t, e.Clusters(), 4)
+		require.Len(t, e.Clusters(), 2+MaxMembers)
 		for _, c := range e.Clusters() {
 			cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 			require.NoError(t, err, c.Name)
@@ -122,6 +125,24 @@ func TestEnvironment(t *testing.T) {
 			require.NoError(t, err, "kubelet endpoint of %s", node.Name)
 			conn.Close()
 		}
+	})
+
+	t.Run("light members run kube-apiserver and KWOK only", func(t *testing.T) {
+		procs := e.Processes()
+		light := 0
+		for _, m := range e.Members {
+			assert.Contains(t, procs, m.Name+"-"+binAPI)
+			assert.Contains(t, procs, m.Name+"-"+binKWOK)
+			for _, bin := range []string{binKCM, binSched} {
+				_, running := procs[m.Name+"-"+bin]
+				assert.Equal(t, !m.Light, running, "%s of %s (light: %t)", bin, m.Name, m.Light)
+			}
+			if m.Light {
+				light++
+			}
+		}
+		assert.Equal(t, MaxMembers-2, light)
+		assert.False(t, e.Member("member1").Light || e.Member("member2").Light, "member1 and member2 must be full")
 	})
 
 	t.Run("nothing connected outside loopback", func(t *testing.T) {

@@ -33,6 +33,8 @@ type summary struct {
 func main() {
 	var opts env.Options
 	flag.IntVar(&opts.Members, "members", 2, fmt.Sprintf("number of member clusters (1-%d)", env.MaxMembers))
+	flag.IntVar(&opts.LightMembers, "light-members", 0,
+		fmt.Sprintf("how many of the members, the last ones, are light: kube-apiserver and KWOK only (at most %d members may be full)", env.MaxFullMembers))
 	flag.StringVar(&opts.Dir, "dir", ".localenv", "directory for certificates, kubeconfigs, data, logs and env.json")
 	flag.BoolVar(&opts.Keep, "keep", false, "keep the directory after shutdown")
 	flag.StringVar(&opts.BinDir, "bin", "", "directory with the binaries (default <repo>/bin)")
