@@ -36,10 +36,10 @@ func main() {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "bootstrap":
-			daemon.MainArgs(options.Worker, os.Args[2:], runBootstrap)
+			daemon.MainArgs(options.Worker, "worker bootstrap", os.Args[2:], runBootstrap)
 			return
 		case "versions":
-			daemon.MainArgs(options.Worker, os.Args[2:], runVersions)
+			daemon.MainArgs(options.Worker, "worker versions", os.Args[2:], runVersions)
 			return
 		}
 	}

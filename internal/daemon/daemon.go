@@ -21,11 +21,14 @@ type RunFunc func(ctx context.Context, opts *options.Options, logger *zap.Logger
 
 // Main runs component with the process's arguments until SIGINT or SIGTERM and exits: 0 after
 // a clean stop, 1 on a fatal error, 2 on bad flags or logger settings.
-func Main(component options.Component, run RunFunc) { MainArgs(component, os.Args[1:], run) }
+func Main(component options.Component, run RunFunc) {
+	MainArgs(component, string(component), os.Args[1:], run)
+}
 
-// MainArgs is Main with the arguments given, e.g. those after a subcommand.
-func MainArgs(component options.Component, args []string, run RunFunc) {
-	opts := options.FromCommandLine(component, args)
+// MainArgs is Main for command (the program and its subcommand: "worker versions"), with the
+// arguments after it.
+func MainArgs(component options.Component, command string, args []string, run RunFunc) {
+	opts := options.FromCommandLine(component, command, args)
 	logger, err := observability.NewLogger(opts.LogLevel, opts.LogFormat)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

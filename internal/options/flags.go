@@ -225,9 +225,10 @@ const (
 )
 
 // FromCommandLine parses args (the process's, after the program name and any subcommand)
-// and the environment. It prints the usage and exits 0 for --help, prints the version and
-// exits 0 for --version, and prints the problem and exits 2 for invalid options.
-func FromCommandLine(component Component, args []string) *Options {
+// and the environment. It prints the usage of command (the program, or the program and its
+// subcommand: "worker versions") and exits 0 for --help, prints the version and exits 0 for
+// --version, and prints the problem and exits 2 for invalid options.
+func FromCommandLine(component Component, command string, args []string) *Options {
 	o, err := Parse(component, args, os.Getenv)
 	if errors.Is(err, pflag.ErrHelp) {
 		// Wrapped to the terminal as Kubernetes components do, and not at all into a pipe,
@@ -236,7 +237,7 @@ func FromCommandLine(component Component, args []string) *Options {
 		if sizeErr != nil {
 			cols = 0
 		}
-		fmt.Print(usage(component, cols))
+		fmt.Print(usage(component, command, cols))
 		os.Exit(0)
 	}
 	if errors.Is(err, ErrVersion) {
@@ -244,7 +245,7 @@ func FromCommandLine(component Component, args []string) *Options {
 		os.Exit(0)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n(--help lists the flags)\n", component, err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n(--help lists the flags)\n", command, err)
 		os.Exit(2)
 	}
 	return o
@@ -256,10 +257,11 @@ func EnvName(flagName string) string {
 }
 
 // Usage describes the flags of component, in sections, and their environment variables.
-func Usage(component Component) string { return usage(component, 0) }
+func Usage(component Component) string { return usage(component, string(component), 0) }
 
-// usage is Usage with descriptions wrapped to cols columns (0: not wrapped).
-func usage(component Component, cols int) string {
+// usage is Usage under the name command, with descriptions wrapped to cols columns (0: not
+// wrapped).
+func usage(component Component, command string, cols int) string {
 	sections := Default(component).flagSections()
 	for _, fs := range sections.FlagSets {
 		fs.VisitAll(func(f *pflag.Flag) { f.Usage += fmt.Sprintf(" (env %s)", EnvName(f.Name)) })
@@ -271,7 +273,7 @@ func usage(component Component, cols int) string {
 	global.BoolP("help", "h", false, "print this help, and exit")
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage of %s.\nEvery flag but --help and --version can also be set as the environment variable shown;\nthe command line wins over the environment.\n", component)
+	fmt.Fprintf(&b, "Usage of %s.\nEvery flag but --help and --version can also be set as the environment variable shown;\nthe command line wins over the environment.\n", command)
 	cliflag.PrintSections(&b, sections, cols)
 	return b.String()
 }

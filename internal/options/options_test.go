@@ -2,6 +2,7 @@ package options
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,6 +155,12 @@ func TestUsageNamesEnvironmentVariables(t *testing.T) {
 			assert.Contains(t, usage, "(env "+EnvName(f.Name)+")", c)
 		})
 	}
+}
+
+// A subcommand's --help names the subcommand, not the program alone.
+func TestUsageNamesTheCommand(t *testing.T) {
+	assert.True(t, strings.HasPrefix(Usage(Worker), "Usage of worker.\n"))
+	assert.True(t, strings.HasPrefix(usage(Worker, "worker versions", 0), "Usage of worker versions.\n"))
 }
 
 // TestUsageSections: --help groups the flags in sections as Kubernetes components do, each
