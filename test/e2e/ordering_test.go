@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/karmadaflow/karmadaflow/activities/execution"
 	memberclients "github.com/karmadaflow/karmadaflow/internal/members"
@@ -34,7 +35,13 @@ func TestOlderWorkNeverOverwritesNewer(t *testing.T) {
 		Members:      memberclients.NewRegistry(testEnv.ControlPlane.Dynamic(), testEnv.ControlPlane.Client()),
 		Parallelism:  1,
 	}
-	require.NoError(t, applier.ApplyWork(ctx, m2, older))
+	// It applies to the member first, then records Applied on the Work from the copy it was
+	// handed. When that copy was read before its own Applied was recorded, the record meets a
+	// Conflict, as a stale copy does in the worker (whose retry reads the Work again): the
+	// member's side is what this test is about.
+	if err := applier.ApplyWork(ctx, m2, older); err != nil {
+		require.True(t, apierrors.IsConflict(err), "%v", err)
+	}
 
 	got, err := remoteAddresses(testEnv.Member(m2), ns, app)
 	require.NoError(t, err)
