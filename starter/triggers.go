@@ -90,12 +90,8 @@ func (d dependencies) taskQueue(capability string) string {
 // worker polls its task queue it only signals a running one, and the ensure loop starts it
 // once a worker does.
 func (d dependencies) signalWithStart(ctx context.Context, s trigger.Start) error {
-	polled, err := d.pollers.Polled(ctx, s.TaskQueue)
-	if err != nil {
+	if unpolled, err := d.signalIfUnpolled(ctx, s); unpolled {
 		return err
-	}
-	if !polled {
-		return trigger.SignalIfRunning(ctx, d.Temporal, s.WorkflowID, s.Signal, s.SignalArg)
 	}
 	return trigger.SignalWithStart(ctx, d.Temporal, s)
 }
@@ -104,18 +100,27 @@ func (d dependencies) signalWithStart(ctx context.Context, s trigger.Start) erro
 // running, counting such a start; while no worker polls its task queue it only signals, as
 // signalWithStart.
 func (d dependencies) signalOrStart(ctx context.Context, kind string, s trigger.Start) error {
-	polled, err := d.pollers.Polled(ctx, s.TaskQueue)
-	if err != nil {
+	if unpolled, err := d.signalIfUnpolled(ctx, s); unpolled {
 		return err
-	}
-	if !polled {
-		return trigger.SignalIfRunning(ctx, d.Temporal, s.WorkflowID, s.Signal, s.SignalArg)
 	}
 	started, err := trigger.SignalOrStart(ctx, d.Temporal, s)
 	if started && err == nil {
 		ensure.Record(d.started, d.Logger, kind, ensure.ReasonSignal, s.WorkflowID)
 	}
 	return err
+}
+
+// signalIfUnpolled handles s when no worker polls its task queue, or when asking fails
+// (unpolled true): it signals a running workflow and starts none.
+func (d dependencies) signalIfUnpolled(ctx context.Context, s trigger.Start) (unpolled bool, err error) {
+	polled, err := d.pollers.Polled(ctx, s.TaskQueue)
+	if err != nil {
+		return true, err
+	}
+	if polled {
+		return false, nil
+	}
+	return true, trigger.SignalIfRunning(ctx, d.Temporal, s.WorkflowID, s.Signal, s.SignalArg)
 }
 
 // triggerConfig is a trigger.Config with the process-wide settings filled in: workers per
