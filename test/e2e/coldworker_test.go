@@ -64,29 +64,41 @@ func TestMCSDeletedByAColdWorker(t *testing.T) {
 	t.Logf("deleted by %s %.1fs after the delete", cold, time.Since(deleted).Seconds())
 
 	// The deletion was the cold worker's: it completed the workflow task that deleted the Works.
-	identity := deletionIdentity(t, id)
+	identity := deletionIdentity(t, id, deleted)
 	require.True(t, strings.HasPrefix(identity, fmt.Sprintf("%d@", coldPID)),
 		"the Works were deleted by %q, not by %s (pid %d)", identity, cold, coldPID)
 }
 
 // deletionIdentity is the identity of the worker that completed the workflow task in which the
-// MultiClusterService's workflow recorded its last DeleteWorks: that of its deletion.
-func deletionIdentity(t *testing.T, workflowID string) string {
+// MultiClusterService's workflow recorded a DeleteWorks after since: that of its deletion. The
+// finalizer is released inside that task, so the MultiClusterService can be gone before the
+// task's completion, and its markers, reach the history: it waits for them.
+func deletionIdentity(t *testing.T, workflowID string, since time.Time) string {
 	t.Helper()
-	var completedBy, deletedBy string
-	for _, event := range history(t, workflowID) {
-		if task := event.GetWorkflowTaskCompletedEventAttributes(); task != nil {
-			completedBy = task.GetIdentity()
-		}
-		if marker := event.GetMarkerRecordedEventAttributes(); marker.GetMarkerName() == "LocalActivity" {
+	var deletedBy string
+	eventually(t, 30*time.Second, func() error {
+		var completedBy string
+		for _, event := range history(t, workflowID) {
+			if task := event.GetWorkflowTaskCompletedEventAttributes(); task != nil {
+				completedBy = task.GetIdentity()
+			}
+			marker := event.GetMarkerRecordedEventAttributes()
+			if marker.GetMarkerName() != "LocalActivity" || event.GetEventTime().AsTime().Before(since) {
+				continue
+			}
 			var data struct{ ActivityType string }
-			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(marker.GetDetails()["data"], &data))
+			if err := converter.GetDefaultDataConverter().FromPayloads(marker.GetDetails()["data"], &data); err != nil {
+				return err
+			}
 			if data.ActivityType == "DeleteWorks" {
 				deletedBy = completedBy
 			}
 		}
-	}
-	require.NotEmpty(t, deletedBy, "no DeleteWorks in the history of %s", workflowID)
+		if deletedBy == "" {
+			return fmt.Errorf("no DeleteWorks in the history of %s since the delete", workflowID)
+		}
+		return nil
+	})
 	return deletedBy
 }
 
