@@ -19,9 +19,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
@@ -30,7 +32,48 @@ import (
 	"github.com/karmadaflow/karmadaflow/internal/observability"
 	"github.com/karmadaflow/karmadaflow/internal/options"
 	"github.com/karmadaflow/karmadaflow/internal/temporalcheck"
+	"github.com/karmadaflow/karmadaflow/internal/version"
+	"github.com/karmadaflow/karmadaflow/internal/workerdeployment"
 )
+
+// deploymentInterval is how often the worker reads its deployment's current version;
+// drainSignalsPerSecond bounds the resyncs that wake the runs of a version no longer current.
+const (
+	deploymentInterval    = 2 * time.Second
+	drainSignalsPerSecond = 100
+)
+
+// deploymentOptions are the worker's Worker Versioning options: with --worker-versioning, and
+// a Temporal server that moves pinned runs at continue-as-new, a version of
+// --worker-deployment named by the build, every workflow pinned to it. An agent of a Pull
+// cluster runs activities only, and stays unversioned.
+func deploymentOptions(ctx context.Context, opts *options.Options, temporal client.Client, logger *zap.Logger) (worker.DeploymentOptions, error) {
+	if !opts.WorkerVersioning || opts.Cluster != "" {
+		return worker.DeploymentOptions{}, nil
+	}
+	supported, server, err := workerdeployment.Supported(ctx, temporal)
+	if err != nil {
+		return worker.DeploymentOptions{}, err
+	}
+	if !supported {
+		logger.Warn("Worker Versioning is off: the Temporal server does not move pinned runs to a new version when they continue as new",
+			zap.String("serverVersion", server), zap.String("needs", workerdeployment.MinServerVersion))
+		return worker.DeploymentOptions{}, nil
+	}
+	return worker.DeploymentOptions{
+		UseVersioning:             true,
+		Version:                   worker.WorkerDeploymentVersion{DeploymentName: opts.WorkerDeployment, BuildID: version.BuildID()},
+		DefaultVersioningBehavior: workflow.VersioningBehaviorPinned,
+	}, nil
+}
+
+// versionName is the worker's version for its logs ("" when unversioned).
+func versionName(d worker.DeploymentOptions) string {
+	if !d.UseVersioning {
+		return ""
+	}
+	return workerdeployment.Name(d.Version)
+}
 
 func main() {
 	if len(os.Args) > 1 {
@@ -74,6 +117,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	defer temporal.Close()
 
 	var polling atomic.Bool
+	var keeper atomic.Pointer[workerdeployment.Keeper] // set when the worker is versioned
 	server := observability.NewServer(opts.MetricsBindAddress, metrics.Registry, logger)
 	target := temporalcheck.Target{Client: temporal, Address: opts.TemporalAddress, Namespace: opts.TemporalNamespace,
 		TLS: clientOptions.ConnectionOptions.TLS}
@@ -81,6 +125,9 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	server.AddReadinessCheck("worker", func(context.Context) error {
 		if !polling.Load() {
 			return errors.New("not polling the task queues")
+		}
+		if k := keeper.Load(); k != nil && !k.Settled() {
+			return fmt.Errorf("version %s not registered in its worker deployment yet", workerdeployment.Name(k.Version))
 		}
 		return nil
 	})
@@ -97,9 +144,14 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			}
 			return err
 		}
+		deployment, err := deploymentOptions(ctx, opts, temporal, logger)
+		if err != nil {
+			return err
+		}
 		fatal := make(chan error, 1)
 		newWorker := func(taskQueue string) worker.Worker {
 			return worker.New(temporal, taskQueue, worker.Options{
+				DeploymentOptions:                       deployment,
 				MaxConcurrentActivityExecutionSize:      opts.MaxConcurrentActivities,
 				MaxConcurrentLocalActivityExecutionSize: opts.MaxConcurrentLocalActivities,
 				MaxConcurrentWorkflowTaskExecutionSize:  opts.MaxConcurrentWorkflowTasks,
@@ -164,10 +216,24 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		polling.Store(true)
 		logger.Info("worker polling", zap.Strings("taskQueues", slices.Sorted(maps.Keys(workers))),
 			zap.String("namespace", opts.TemporalNamespace), zap.String("temporal", opts.TemporalAddress),
-			zap.String("agentOf", opts.Cluster))
+			zap.String("agentOf", opts.Cluster), zap.String("version", versionName(deployment)))
+		if deployment.UseVersioning {
+			k := &workerdeployment.Keeper{Client: temporal, Version: deployment.Version, Promote: opts.PromoteVersion,
+				Interval: deploymentInterval, SignalsPerSecond: drainSignalsPerSecond, Logger: logger}
+			keeper.Store(k)
+			go k.Run(ctx)
+		}
 
 		select {
 		case <-ctx.Done():
+			if k := keeper.Load(); k != nil {
+				// A version that is no longer current keeps its workers until its runs moved.
+				drainCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
+				err := k.Drained(drainCtx)
+				cancel()
+				logger.Info("the worker's version is current or drained", zap.String("version", workerdeployment.Name(k.Version)),
+					zap.Bool("timedOut", err != nil))
+			}
 			logger.Info("stopping worker, waiting for running activities", zap.Duration("timeout", opts.ShutdownTimeout))
 			stop()
 			return nil

@@ -84,6 +84,9 @@ func (o *Options) addWorkerFlags(sections *cliflag.NamedFlagSets, temporal *pfla
 	fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")
 	fs.IntVar(&o.MaxConcurrentWorkflowTasks, "max-concurrent-workflow-tasks", o.MaxConcurrentWorkflowTasks, "workflow tasks this worker runs at once (default: 4 per CPU); a task waits for its local activities, so more tasks than the CPUs serve only make each one longer, until the SDK heartbeats it")
 	fs.IntVar(&o.MaxConcurrentLocalActivities, "max-concurrent-local-activities", o.MaxConcurrentLocalActivities, "local activities (short API calls of the reconcile loops) this worker runs at once; more queue in the worker instead of overloading the API servers")
+	fs.BoolVar(&o.WorkerVersioning, "worker-versioning", o.WorkerVersioning, "register as a version of the Worker Deployment --worker-deployment, named by the build's version stamp: each run is pinned to the version that started it and moves to the current version when it continues as new (docs/temporal-in-production.md: Upgrades)")
+	fs.StringVar(&o.WorkerDeployment, "worker-deployment", o.WorkerDeployment, "name of the Temporal Worker Deployment the worker's version belongs to")
+	fs.BoolVar(&o.PromoteVersion, "promote-version", o.PromoteVersion, "once polling, make this worker's version the deployment's current version when it was created after the current version last changed (a new release); never for an older one, so a rollback stays an explicit set-current-version")
 	fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on each task queue, across all workers (0: unlimited)")
 
 	fs = sections.FlagSet("proxy")

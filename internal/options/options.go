@@ -85,6 +85,16 @@ type Options struct {
 	// kept 500 cold-start reconciles within their tasks on 2 cores (docs/benchmarks.md).
 	MaxConcurrentWorkflowTasks int
 	ActivitiesPerSecond        float64 // per task queue, across all workers; 0: unlimited
+	// WorkerVersioning registers the worker as a version of the Worker Deployment
+	// WorkerDeployment (Temporal's Worker Versioning), its build ID from the version stamp:
+	// every run is pinned to the version that started it and moves to the current version
+	// when it continues as new.
+	WorkerVersioning bool
+	WorkerDeployment string
+	// PromoteVersion makes the worker's version the deployment's current one once it polls,
+	// when it is newer than the last change of the current version (a rollout); a rollback is
+	// an explicit set-current-version.
+	PromoteVersion bool
 
 	// Starter only.
 	TriggerWorkers int // goroutines per trigger that send signals
@@ -215,6 +225,9 @@ func Default(component Component) *Options {
 		WorkflowTaskTimeout:           2 * time.Second,
 		NamespaceRetention:            72 * time.Hour,
 		StickyScheduleToStartTimeout:  time.Second,
+		WorkerVersioning:              true,
+		WorkerDeployment:              "karmadaflow",
+		PromoteVersion:                true,
 		LeaderElection: LeaderElection{
 			LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second,

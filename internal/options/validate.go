@@ -144,6 +144,9 @@ func (o *Options) Validate() error {
 	if o.StickyScheduleToStartTimeout < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("--sticky-schedule-to-start-timeout must be at least 100ms, got %v", o.StickyScheduleToStartTimeout))
 	}
+	if o.WorkerVersioning && (o.WorkerDeployment == "" || strings.ContainsAny(o.WorkerDeployment, ".:")) {
+		errs = append(errs, fmt.Errorf("--worker-deployment must be a non-empty name without '.' or ':', got %q", o.WorkerDeployment))
+	}
 	if o.ProvisioningSelector != "" {
 		if _, err := labels.Parse(o.ProvisioningSelector); err != nil {
 			errs = append(errs, fmt.Errorf("--provisioning-selector: %w", err))

@@ -49,6 +49,14 @@ type Options struct {
 	ChartValues []string
 	// Admin runs both with the environment's admin kubeconfigs (system:masters) instead.
 	Admin bool
+	// Name tells a further service apart from the first (its binaries and logs); "" is the
+	// first.
+	Name string
+	// Source is a directory holding the karmadaflow source to build, e.g. an earlier release
+	// Checkout exported ("" is this checkout); Version is stamped into the binaries ("" leaves
+	// them unstamped).
+	Source  string
+	Version string
 }
 
 // Service is the worker and starter binaries, built from this checkout, and run against the
@@ -67,17 +75,22 @@ type Service struct {
 	identities map[string]kubeconfigs
 }
 
-// Start builds the worker and starter and runs the workers and the starter until they report
-// ready.
-func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
-	s := &Service{opts: opts, env: e, binDir: filepath.Join(e.Dir, "service-bin"), logDir: filepath.Join(e.Dir, "logs"),
+// Build builds the worker and starter and installs the identities they run under, without
+// running them: StartWorkers and StartComponent run them.
+func Build(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
+	s := &Service{opts: opts, env: e, binDir: filepath.Join(e.Dir, "service-bin"+suffix(opts.Name)), logDir: filepath.Join(e.Dir, "logs"),
 		procs: map[string]*process{}, metrics: map[string]string{}, workers: []string{"worker"}}
 	for i := 2; i <= opts.Workers; i++ {
 		s.workers = append(s.workers, fmt.Sprintf("worker-%d", i))
 	}
 	for _, component := range []string{"worker", "starter"} {
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(s.binDir, component), "github.com/karmadaflow/karmadaflow/"+component).CombinedOutput()
-		if err != nil {
+		args := []string{"build", "-o", filepath.Join(s.binDir, component)}
+		if opts.Version != "" {
+			args = append(args, "-ldflags", "-X github.com/karmadaflow/karmadaflow/internal/version.Version="+opts.Version)
+		}
+		cmd := exec.CommandContext(ctx, "go", append(args, "github.com/karmadaflow/karmadaflow/"+component)...)
+		cmd.Dir = opts.Source
+		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("building %s: %v\n%s", component, err, out)
 		}
 	}
@@ -92,6 +105,16 @@ func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
 		if err := s.InstallIdentities(ctx); err != nil {
 			return nil, err
 		}
+	}
+	return s, nil
+}
+
+// Start builds the worker and starter and runs the workers and the starter until they report
+// ready.
+func Start(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
+	s, err := Build(ctx, e, opts)
+	if err != nil {
+		return nil, err
 	}
 	for _, instance := range s.instances() {
 		if err := s.StartComponent(ctx, instance); err != nil {
@@ -125,6 +148,29 @@ func (s *Service) Kubeconfigs(component string) (host, karmada string) {
 		return k.host, k.karmada
 	}
 	return s.env.Host.Kubeconfig, s.env.ControlPlane.Kubeconfig
+}
+
+// suffix is "-<name>" for a named service, "" for the first.
+func suffix(name string) string {
+	if name == "" {
+		return ""
+	}
+	return "-" + name
+}
+
+// LogFile is the log of an instance: logs/service[-<name>]-<instance>.log.
+func (s *Service) LogFile(instance string) string {
+	return filepath.Join(s.logDir, "service"+suffix(s.opts.Name)+"-"+instance+".log")
+}
+
+// Checkout exports commit of the repository this checkout belongs to into dir, as the Source
+// of an earlier release.
+func Checkout(ctx context.Context, commit, dir string) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", `git archive --format=tar "$1" | tar -x -C "$2"`, "checkout", commit, dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("exporting commit %s (a clone with its history is needed): %v\n%s", commit, err, out)
+	}
+	return nil
 }
 
 // componentOf is the binary an instance runs: "starter-2" is a second starter.
@@ -171,7 +217,7 @@ func (s *Service) args(instance string) []string {
 // StartComponent runs an instance of a component ("worker", "starter", or a further instance
 // StartInstance named) and waits until its /readyz answers 200.
 func (s *Service) StartComponent(ctx context.Context, component string) error {
-	logFile, err := os.OpenFile(filepath.Join(s.logDir, "service-"+component+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	logFile, err := os.OpenFile(s.LogFile(component), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,14 @@
 package execution
 
-import "github.com/karmadaflow/karmadaflow/internal/versioning"
+import (
+	"github.com/karmadaflow/karmadaflow/internal/versioning"
+	"github.com/karmadaflow/karmadaflow/workflows/entity"
+)
 
 // VersionChanges are the workflow.GetVersion changes of the Work execution workflow, for
 // `worker versions` to count its runs per branch. All but the Pull clusters' are asked at the
 // start of every run.
-var VersionChanges = []versioning.Change{
+var VersionChanges = append([]versioning.Change{
 	{ID: changeApplyAsActivity, Max: 1, AtStart: true},
 	{ID: changePassVersions, Max: 1, AtStart: true},
 	{ID: changeJitteredResync, Max: 1, AtStart: true},
@@ -14,4 +17,4 @@ var VersionChanges = []versioning.Change{
 	{ID: changeBoundCarriedWorks, Max: 1, AtStart: true},
 	{ID: changePullClusters, Max: 1}, // when the cluster first answers Pull
 	{ID: changeSlowAppliesAsActivity, Max: 1, AtStart: true},
-}
+}, entity.VersionChanges...)

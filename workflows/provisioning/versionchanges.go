@@ -1,12 +1,15 @@
 package provisioning
 
-import "github.com/karmadaflow/karmadaflow/internal/versioning"
+import (
+	"github.com/karmadaflow/karmadaflow/internal/versioning"
+	"github.com/karmadaflow/karmadaflow/workflows/entity"
+)
 
 // VersionChanges are the workflow.GetVersion changes of the Karmada provisioning workflow, for
 // `worker versions` to count its runs per branch. None is asked at the start of a run: a run
 // that never installs (an invalid or suspended object) asks none of them.
-var VersionChanges = []versioning.Change{
+var VersionChanges = append([]versioning.Change{
 	{ID: changeRetryReadyStatus, Max: 1},   // when writing the Ready status fails
 	{ID: changeCertificateRenewal, Max: 1}, // once an install completes
 	{ID: changeOrderedRollout, Max: 1},     // when an install starts
-}
+}, entity.VersionChanges...)

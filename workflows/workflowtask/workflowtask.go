@@ -77,5 +77,9 @@ func ContinueAsNew(ctx workflow.Context, wfn any, args ...any) error {
 			ctx = workflow.WithWorkflowTaskQueue(ctx, queue)
 		}
 	}
-	return workflow.NewContinueAsNewError(ctx, wfn, args...)
+	// A run pinned to its worker's version starts the next one on the deployment's current
+	// version: a new release takes the runs over as they continue, an old one never replays
+	// what a newer one wrote.
+	return workflow.NewContinueAsNewErrorWithOptions(ctx,
+		workflow.ContinueAsNewErrorOptions{InitialVersioningBehavior: workflow.ContinueAsNewVersioningBehaviorAutoUpgrade}, wfn, args...)
 }
