@@ -166,7 +166,7 @@ func (s *Service) LogFile(instance string) string {
 // Checkout exports commit of the repository this checkout belongs to into dir, as the Source
 // of an earlier release.
 func Checkout(ctx context.Context, commit, dir string) error {
-	cmd := exec.CommandContext(ctx, "sh", "-c", `git archive --format=tar "$1" | tar -x -C "$2"`, "checkout", commit, dir)
+	cmd := exec.CommandContext(ctx, "sh", "-c", `cd "$(git rev-parse --show-toplevel)" && git archive --format=tar "$1" | tar -x -C "$2"`, "checkout", commit, dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("exporting commit %s (a clone with its history is needed): %v\n%s", commit, err, out)
 	}
