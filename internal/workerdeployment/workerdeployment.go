@@ -41,6 +41,10 @@ const settleInterval = 500 * time.Millisecond
 // is where a pinned run learns of a new current version.
 const SignalResync = "resync"
 
+// wake is the payload of the resync that wakes a run: the MultiClusterService workflow reads
+// it as a wake-up only (mcs.ResyncRequest.Wake), the others, few, as a resync.
+var wake = map[string]bool{"Wake": true}
+
 // Keeper promotes the worker's version and drains it once another version is current.
 type Keeper struct {
 	Client  client.Client
@@ -193,7 +197,7 @@ func (k *Keeper) drain(ctx context.Context, limiter flowcontrol.RateLimiter) err
 			if err := limiter.Wait(ctx); err != nil {
 				return err
 			}
-			err := k.Client.SignalWorkflow(ctx, id, runID, SignalResync, nil)
+			err := k.Client.SignalWorkflow(ctx, id, runID, SignalResync, wake)
 			var notFound *serviceerror.NotFound
 			if err != nil && !errors.As(err, &notFound) {
 				return fmt.Errorf("waking %s: %w", id, err)

@@ -14,4 +14,5 @@ var VersionChanges = append([]versioning.Change{
 	{ID: changeCollectAndDispatch, Max: 1},     // on a partial reconcile of Push providers' slices
 	{ID: changePullClusters, Max: 1},           // when a Pull provider is collected
 	{ID: changeTargetedClusters, Max: 1},       // on a change of a named cluster
+	{ID: changeCarriedState, Max: 1},           // in a run that continued one that carried its state
 }, entity.VersionChanges...)

@@ -29,8 +29,14 @@ const (
 // ResyncRequest is the optional payload of the resync signal. ContinueAsNew asks the run to
 // continue as new once the resync is done (a fresh history, e.g. to record that path):
 // temporal workflow signal --workflow-id mcs/<ns>/<name> --name resync --input '{"ContinueAsNew":true}'
+//
+// Wake only wakes the run, for nothing but a continue-as-new it may have to do: the workers of
+// a version that is no longer current send it (workerdeployment.Keeper) so that the run moves
+// to the current version without a full reconcile. Only keepers of releases that read Wake
+// send it, and only to runs on their own version, so no history written before holds one.
 type ResyncRequest struct {
 	ContinueAsNew bool `json:",omitempty"`
+	Wake          bool `json:",omitempty"`
 }
 
 // changeContinueAsNewOnRequest versions continuing as new when a resync asks for it.
@@ -64,7 +70,27 @@ type Input struct {
 	Name       string
 	Pending    Pending `json:",omitempty"`
 	LastStatus string  `json:",omitempty"`
+	// Carried is what the run this one continues knew (nil: a run the starter started, or
+	// one that continued before runs carried it): with it the run starts with only the pending
+	// work, not a full reconcile.
+	Carried *Carried `json:",omitempty"`
 }
+
+// Carried is what a run hands the run it continues as: its last observation and plan, what
+// it collected and the errors it met, and its state, so that a continue-as-new costs no full
+// reconcile. The safety resync keeps its schedule (State.LastFullRun).
+type Carried struct {
+	Observation act.Observation
+	Plan        Plan
+	State       State
+	CollectErrs map[string]string     `json:",omitempty"`
+	DispatchErr map[string]string     `json:",omitempty"`
+	Applied     []act.ConsumerApplied `json:",omitempty"`
+	RetryAt     time.Time             `json:",omitempty"`
+}
+
+// changeCarriedState versions starting a continued run from what its predecessor carried.
+const changeCarriedState = "carried-state"
 
 // State is what the state query answers: what the workflow believes now.
 type State struct {
@@ -107,7 +133,11 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 		state:       State{Phase: PhaseReconciling, Slices: map[string][]act.SliceRef{}},
 		worksUnread: true,
 	}
-	r.pending.Full = true // a new run trusts nothing it did not read itself
+	if in.Carried == nil || workflow.GetVersion(ctx, changeCarriedState, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		r.pending.Full = true // a run with nothing carried trusts nothing it did not read itself
+	} else {
+		r.restore(*in.Carried)
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return r.state, nil }); err != nil {
 		return err
 	}
@@ -187,10 +217,13 @@ func (r *reconciler) Drain() {
 }
 
 // resync asks for a full reconcile that re-applies everything in the members, and records a
-// request to continue as new.
+// request to continue as new; a request to wake only asks for nothing.
 func (r *reconciler) resync(request any) {
-	r.pending.Full, r.pending.Members = true, true
 	fields, _ := request.(map[string]any)
+	if wake, _ := fields["Wake"].(bool); wake {
+		return
+	}
+	r.pending.Full, r.pending.Members = true, true
 	if ask, _ := fields["ContinueAsNew"].(bool); ask {
 		r.askedToContinueAsNew = true
 	}
@@ -209,9 +242,31 @@ func (r *reconciler) Pass(ctx workflow.Context) (end bool, err error) {
 	return false, nil
 }
 
-// Next carries the pending work and the last status written to the next run.
+// Next carries the pending work, the last status written and, once a reconcile observed the
+// object, what the run knew, to the next run.
 func (r *reconciler) Next() Input {
-	return Input{Namespace: r.ref.Namespace, Name: r.ref.Name, Pending: r.pending, LastStatus: r.lastStatus}
+	in := Input{Namespace: r.ref.Namespace, Name: r.ref.Name, Pending: r.pending, LastStatus: r.lastStatus}
+	if r.obs != nil {
+		in.Carried = &Carried{Observation: *r.obs, Plan: r.plan, State: r.state, CollectErrs: r.collectErrs,
+			DispatchErr: r.dispatchErr, Applied: r.applied, RetryAt: r.retryAt}
+	}
+	return in
+}
+
+// restore takes up what the run this one continues carried.
+func (r *reconciler) restore(c Carried) {
+	obs := c.Observation
+	r.obs, r.plan, r.state = &obs, c.Plan, c.State
+	if r.state.Slices == nil {
+		r.state.Slices = map[string][]act.SliceRef{}
+	}
+	r.lastFull, r.failures, r.retryAt, r.applied = c.State.LastFullRun, c.State.Failures, c.RetryAt, c.Applied
+	for p, msg := range c.CollectErrs {
+		r.collectErrs[p] = msg
+	}
+	for consumer, msg := range c.DispatchErr {
+		r.dispatchErr[consumer] = msg
+	}
 }
 
 // ContinueAsNewAsked tells whether a resync asked to continue as new (runs that received one

@@ -368,8 +368,63 @@ func TestResyncAskingToContinueAsNew(t *testing.T) {
 	var next Input
 	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
 	assert.Len(t, rec.collect, 3, "the resync's reconcile ran first")
-	assert.Equal(t, Input{Namespace: "default", Name: "foo", LastStatus: next.LastStatus}, next)
+	require.NotNil(t, next.Carried, "what the run knew is carried")
+	assert.Equal(t, Input{Namespace: "default", Name: "foo", LastStatus: next.LastStatus, Carried: next.Carried}, next)
 	assert.NotEmpty(t, next.LastStatus)
+	assert.Equal(t, observation(ready("member1"), ready("member2")), next.Carried.Observation)
+	assert.Equal(t, []string{"member1"}, next.Carried.Plan.Providers)
+	assert.Equal(t, map[string][]act.SliceRef{"member1": {{Name: "foo-abc", Generation: 1}}}, next.Carried.State.Slices)
+	assert.Equal(t, 3, next.Carried.State.Reconciles)
+}
+
+// A run that continued one that carried its state starts with only the pending work: no
+// observation, no full reconcile, and the safety resync keeps the schedule it had.
+func TestContinuedRunStartsFromTheCarriedState(t *testing.T) {
+	observed := 0
+	env, rec := newEnv(t, func() act.Observation { observed++; return observation(ready("member1"), ready("member2")) })
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", execution.SignalResync, nil).Return(nil)
+	start := env.Now()
+	carried := &Carried{
+		Observation: observation(ready("member1"), ready("member2")),
+		Plan:        Plan{Providers: []string{"member1"}, Consumers: []string{"member2"}},
+		State: State{Phase: PhaseReady, Generation: 1, Providers: []string{"member1"}, Consumers: []string{"member2"},
+			Slices: map[string][]act.SliceRef{"member1": {{Name: "foo-abc", Generation: 1}}}, Reconciles: 7,
+			LastFullRun: start.Add(-time.Minute)},
+	}
+	env.RegisterDelayedCallback(func() {
+		assert.Zero(t, observed, "no observation before a change")
+		assert.Empty(t, rec.collect)
+		env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		assert.Zero(t, observed, "the change of a provider's slices needs no observation")
+		assert.Len(t, rec.collect, 1, "only the changed provider's slices were collected")
+		env.SignalWorkflow(SignalResync, ResyncRequest{ContinueAsNew: true})
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo", Carried: carried})
+	require.True(t, env.IsWorkflowCompleted())
+	var next Input
+	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
+	require.NotNil(t, next.Carried)
+	assert.Equal(t, 9, next.Carried.State.Reconciles, "the change's reconcile and the resync's follow the carried seven")
+}
+
+// A resync that only wakes the run (sent to the runs of a version that is no longer current)
+// reconciles nothing.
+func TestWakeResyncReconcilesNothing(t *testing.T) {
+	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", execution.SignalResync, nil).Return(nil)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, rec.collect, 1)
+		env.SignalWorkflow(SignalResync, ResyncRequest{Wake: true})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		assert.Len(t, rec.collect, 1, "the wake ran no reconcile")
+		env.SignalWorkflow(SignalResync, ResyncRequest{ContinueAsNew: true})
+	}, time.Minute)
+	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
+	require.True(t, env.IsWorkflowCompleted())
+	assert.Len(t, rec.collect, 2, "only the resync asking to continue reconciled")
 }
 
 // TestSafetyResyncIsSpreadByWorkflowID: without any event, the next full reconcile comes after
