@@ -178,6 +178,7 @@ func switchOver(t *testing.T, observer *endpointObserver, apps []string, replica
 	start()
 	stopped := false
 	var latencies []time.Duration
+	slowest := map[time.Duration]time.Duration{} // latency -> when the change was made, after start
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i := range upgradeChanges {
@@ -202,6 +203,7 @@ func switchOver(t *testing.T, observer *endpointObserver, apps []string, replica
 				return
 			}
 			latencies = append(latencies, took)
+			slowest[took] = changed.Sub(started)
 		})
 	}
 	if !stopped {
@@ -213,6 +215,10 @@ func switchOver(t *testing.T, observer *endpointObserver, apps []string, replica
 	slices.Sort(latencies)
 	t.Logf("%s: %d slice changes, p50 %v, p99 %v, longest %v", name, len(latencies),
 		latencies[len(latencies)/2], latencies[len(latencies)*99/100-1], latencies[len(latencies)-1])
+	for _, l := range latencies[len(latencies)-3:] {
+		t.Logf("%s: a change made %.1fs after the incoming workers started took %v (the outgoing stopped at %.0fs)",
+			name, slowest[l].Seconds(), l, upgradeOverlap.Seconds())
+	}
 }
 
 // stopWorkers stops the workers of s, once their metrics show no workflow task failed for
