@@ -162,7 +162,7 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 			log, err := os.ReadFile(s.LogFile(instance))
 			require.NoError(t, err)
 			require.False(t, nondeterminism.Match(log), "%s reports a non-determinism failure: %s", s.LogFile(instance),
-				nondeterminism.Find(log))
+				nondeterminismLines(s.LogFile(instance)))
 		}
 	}
 }
@@ -243,9 +243,21 @@ func expectNoNondeterminism(t *testing.T, s *service.Service, instance string) {
 	for line := range strings.Lines(body) {
 		if strings.Contains(line, "workflow_task_execution_failed") && strings.Contains(line, `"NonDeterminismError"`) {
 			fields := strings.Fields(line)
-			require.Equal(t, "0", fields[len(fields)-1], "%s: %s", s.LogFile(instance), line)
+			require.Equal(t, "0", fields[len(fields)-1], "%s: %s\n%s", s.LogFile(instance), line, nondeterminismLines(s.LogFile(instance)))
 		}
 	}
+}
+
+// nondeterminismLines are the first lines of a log that report a non-determinism failure.
+func nondeterminismLines(path string) string {
+	log, _ := os.ReadFile(path)
+	var out []string
+	for line := range strings.Lines(string(log)) {
+		if nondeterminism.MatchString(line) && len(out) < 5 {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
 }
 
 // setCurrent makes a version of the deployment current ("" the unversioned workers).
