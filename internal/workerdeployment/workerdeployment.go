@@ -3,12 +3,11 @@
 // moving the runs pinned to a version that is no longer current onto the current one.
 //
 // Every entity workflow is pinned to the version that started it, so a worker never replays a
-// history that another build wrote. A run moves when it continues as new: the server tells a
-// pinned run that the deployment has a new current version in its next workflow task, and the
-// run then continues as new on that version (workflows/entity). An idle run may wait minutes
-// for its next task, so the workers of a version that is no longer current wake the runs still
-// pinned to it with a resync signal (Keeper). They must run until their version has drained:
-// no run is pinned to it any more.
+// history that another build wrote. A run moves when it continues as new, which starts the next
+// run on the current version: the workers of a version that is no longer current wake the runs
+// still pinned to it with a resync {"Wake":true} (Keeper), on which the run continues as new
+// (workflows/entity). They must run until their version has drained: no run is pinned to it any
+// more.
 package workerdeployment
 
 import (
@@ -41,8 +40,8 @@ const settleInterval = 500 * time.Millisecond
 // is where a pinned run learns of a new current version.
 const SignalResync = "resync"
 
-// wake is the payload of the resync that wakes a run: the MultiClusterService workflow reads
-// it as a wake-up only (mcs.ResyncRequest.Wake), the others, few, as a resync.
+// wake is the payload of the resync that wakes a run to move it: every entity workflow then
+// continues as new, on the current version (entity.IsWake).
 var wake = map[string]bool{"Wake": true}
 
 // Keeper promotes the worker's version and drains it once another version is current.

@@ -123,14 +123,30 @@ type prober struct {
 	pull                         bool   // the cluster is in Pull mode: its agent probes it
 	phase                        string // the ReconcilePhase search attribute set last
 	state                        State
+	upgradeAsked                 bool // a wake asked the run to move to the current version
 }
 
-// Drain takes the resyncs received: each asks for a probe now.
+// Drain takes the resyncs received: each asks for a probe now, a wake to move to the current
+// version.
 func (h *prober) Drain() {
-	for h.resyncs.ReceiveAsync(nil) {
-		h.due = true
+	var request any
+	for h.resyncs.ReceiveAsync(&request) {
+		h.resync(request)
+		request = nil
 	}
 }
+
+// resync records a resync: a probe now, or, for a wake, the move to the current version.
+func (h *prober) resync(request any) {
+	if entity.IsWake(request) {
+		h.upgradeAsked = true
+		return
+	}
+	h.due = true
+}
+
+// UpgradeAsked tells whether a wake asked the run to move to the current version.
+func (h *prober) UpgradeAsked() bool { return h.upgradeAsked }
 
 // Due tells whether a probe is due now.
 func (h *prober) Due() bool { return h.due }
@@ -142,8 +158,9 @@ func (h *prober) Wait(ctx workflow.Context) {
 	defer cancel()
 	sel.AddFuture(workflow.NewTimer(timerCtx, h.interval), func(workflow.Future) { h.due = true })
 	sel.AddReceive(h.resyncs, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		h.due = true
+		var request any
+		c.Receive(ctx, &request)
+		h.resync(request)
 	})
 	sel.Select(ctx)
 }

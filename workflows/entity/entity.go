@@ -31,34 +31,37 @@ type Process[In any] interface {
 	// Next is the input of the run this one continues as, asked after the last signals were
 	// drained.
 	Next() In
+	// UpgradeAsked tells whether a wake (a resync whose payload IsWake) asked the run to move
+	// to the worker deployment's current version.
+	UpgradeAsked() bool
 }
 
 // changeUpgrade is the workflow.GetVersion change ID of continuing as new, before the next
-// pass, when the worker deployment's current version is no longer the run's (upgrade).
+// pass, when a wake asks the run to move to the worker deployment's current version.
 const changeUpgrade = "upgrade-on-new-version"
 
 // VersionChanges are the workflow.GetVersion changes of the loop itself, which every entity
 // workflow's own VersionChanges include.
 var VersionChanges = []versioning.Change{
-	{ID: changeUpgrade, Max: 1}, // when the deployment has a new current version
+	{ID: changeUpgrade, Max: 1}, // when a wake asks the run to move
 }
 
 // Run runs p until a pass ends it or ctx is cancelled. It continues as new, with the input
 // p.Next gives, after a pass when the server suggests it (the history has grown long) or p
-// asks for it, and before a pass when the worker deployment has a new current version (the
-// run is pinned to its own version; the next run starts on the new one); each time once every
-// signal has been taken and every handler has finished.
+// asks for it, and before a pass when a wake asks it to move to the worker deployment's
+// current version (the run is pinned to its own version; the next run starts on the current
+// one); each time once every signal has been taken and every handler has finished.
 func Run[In any](ctx workflow.Context, wf func(workflow.Context, In) error, p Process[In]) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err // cancelled: stop where we are
 		}
 		p.Drain()
-		if !p.Due() && !upgrade(ctx) {
+		if !p.Due() && !p.UpgradeAsked() {
 			p.Wait(ctx)
 			p.Drain()
 		}
-		if upgrade(ctx) {
+		if p.UpgradeAsked() && workflow.GetVersion(ctx, changeUpgrade, workflow.DefaultVersion, 1) == 1 {
 			return continueAsNew(ctx, wf, p)
 		}
 		if end, err := p.Pass(ctx); end {
@@ -70,12 +73,17 @@ func Run[In any](ctx workflow.Context, wf func(workflow.Context, In) error, p Pr
 	}
 }
 
-// upgrade tells whether the run should move to the deployment's new current version now. The
-// server says so only to a run pinned to another version, in the workflow task's start event,
-// so old histories, which never say it, replay without the change's marker.
-func upgrade(ctx workflow.Context) bool {
-	return workflow.GetInfo(ctx).GetTargetWorkerDeploymentVersionChanged() &&
-		workflow.GetVersion(ctx, changeUpgrade, workflow.DefaultVersion, 1) == 1
+// IsWake tells whether the payload of a resync signal is a wake: {"Wake":true}, which the
+// workers of a worker deployment version that is no longer current send the runs pinned to it
+// (workerdeployment.Keeper). The run then continues as new, on the current version, instead of
+// resyncing. The decision rests on the signal, which the history holds, not on the server's
+// TargetWorkerDeploymentVersionChanged, which a retried workflow task can be told otherwise
+// than its history later says. Only keepers of releases that read wakes send them, and only to
+// runs of their own version, so no history written before holds one.
+func IsWake(payload any) bool {
+	fields, _ := payload.(map[string]any)
+	wake, _ := fields["Wake"].(bool)
+	return wake
 }
 
 // continueAsNew takes the last signals, waits for the handlers and continues as new with the

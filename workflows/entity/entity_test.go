@@ -16,12 +16,12 @@ import (
 // continues as new when a pass has seen askAt or more, and ends when a pass sees endAt or more.
 // It records the loop's calls in order.
 type counter struct {
-	signals workflow.ReceiveChannel
-	total   int
-	woken   bool
-	askAt   int
-	endAt   int
-	calls   []string
+	signals, wakes workflow.ReceiveChannel
+	total          int
+	woken, moving  bool
+	askAt          int
+	endAt          int
+	calls          []string
 }
 
 type counterInput struct{ Total, AskAt, EndAt int }
@@ -32,17 +32,28 @@ func (c *counter) Drain() {
 		c.total += n
 		c.woken = true
 	}
+	var wake any
+	for c.wakes.ReceiveAsync(&wake) {
+		c.moving = c.moving || IsWake(wake)
+	}
 	c.calls = append(c.calls, "drain")
 }
+
+func (c *counter) UpgradeAsked() bool { return c.moving }
 
 func (c *counter) Due() bool { return c.woken }
 
 func (c *counter) Wait(ctx workflow.Context) {
 	c.calls = append(c.calls, "wait")
-	var n int
-	c.signals.Receive(ctx, &n)
-	c.total += n
-	c.woken = true
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(c.signals, func(ch workflow.ReceiveChannel, _ bool) {
+		var n int
+		ch.Receive(ctx, &n)
+		c.total += n
+		c.woken = true
+	})
+	sel.AddReceive(c.wakes, func(workflow.ReceiveChannel, bool) {}) // Drain takes it
+	sel.Select(ctx)
 }
 
 func (c *counter) Pass(workflow.Context) (bool, error) {
@@ -58,7 +69,8 @@ func (c *counter) Next() counterInput { return counterInput{Total: c.total} }
 var lastCalls []string
 
 func counting(ctx workflow.Context, in counterInput) error {
-	c := &counter{signals: workflow.GetSignalChannel(ctx, "add"), total: in.Total, woken: true, askAt: in.AskAt, endAt: in.EndAt}
+	c := &counter{signals: workflow.GetSignalChannel(ctx, "add"), wakes: workflow.GetSignalChannel(ctx, "resync"), total: in.Total,
+		woken: true, askAt: in.AskAt, endAt: in.EndAt}
 	defer func() { lastCalls = c.calls }()
 	return Run(ctx, counting, c)
 }
@@ -96,6 +108,34 @@ func TestRunContinuesAsNewWithNextWhenAsked(t *testing.T) {
 	assert.Equal(t, counterInput{Total: 2}, next, "the next run starts with what Next gives")
 	assert.Equal(t, []string{"drain", "pass", "drain", "wait", "drain", "pass", "drain", "wait", "drain", "pass", "drain"}, lastCalls,
 		"the signals are drained once more before continuing")
+}
+
+// A wake makes the run continue as new before its next pass, with what Next gives; a resync
+// with another payload is no wake.
+func TestRunMovesOnAWakeBeforeItsNextPass(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(counting)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow("resync", map[string]bool{"ContinueAsNew": true}) }, time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow("add", 5) }, 2*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow("add", 2)
+		env.SignalWorkflow("resync", map[string]bool{"Wake": true})
+	}, 3*time.Second)
+	env.ExecuteWorkflow(counting, counterInput{})
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(env.GetWorkflowError(), &can), "continued as new: %v", env.GetWorkflowError())
+	var next counterInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	assert.Equal(t, counterInput{Total: 7}, next)
+	assert.Equal(t, []string{
+		"drain", "pass",
+		"drain", "wait", "drain", "pass", // the resync that is no wake passes
+		"drain", "wait", "drain", "pass", // 5
+		"drain", "wait", "drain", "pass", // 2
+		"drain", "wait", "drain", "drain", // the wake: the last signals taken, no pass
+	}, lastCalls)
 }
 
 func TestRunStopsWhenCancelled(t *testing.T) {

@@ -181,6 +181,8 @@ type executor struct {
 	retryAt  time.Time
 	failures int
 	state    State
+	// upgradeAsked: a wake asked the run to move to the current version.
+	upgradeAsked bool
 }
 
 // record adds the Works a change names to those pending.
@@ -202,10 +204,24 @@ func (e *executor) Drain() {
 		e.record(c)
 		c = Change{}
 	}
-	for e.resyncs.ReceiveAsync(nil) {
-		e.full = true
+	var request any
+	for e.resyncs.ReceiveAsync(&request) {
+		e.resync(request)
+		request = nil
 	}
 }
+
+// resync records a resync: a full pass, or, for a wake, the move to the current version.
+func (e *executor) resync(request any) {
+	if entity.IsWake(request) {
+		e.upgradeAsked = true
+		return
+	}
+	e.full = true
+}
+
+// UpgradeAsked tells whether a wake asked the run to move to the current version.
+func (e *executor) UpgradeAsked() bool { return e.upgradeAsked }
 
 // Due tells whether a full pass or changed Works are waiting.
 func (e *executor) Due() bool { return e.full || len(e.pending.list) > 0 }
@@ -233,8 +249,9 @@ func (e *executor) Wait(ctx workflow.Context) {
 		e.record(ch)
 	})
 	sel.AddReceive(e.resyncs, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		e.full = true
+		var request any
+		c.Receive(ctx, &request)
+		e.resync(request)
 	})
 	sel.Select(ctx)
 }

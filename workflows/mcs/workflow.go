@@ -30,10 +30,8 @@ const (
 // continue as new once the resync is done (a fresh history, e.g. to record that path):
 // temporal workflow signal --workflow-id mcs/<ns>/<name> --name resync --input '{"ContinueAsNew":true}'
 //
-// Wake only wakes the run, for nothing but a continue-as-new it may have to do: the workers of
-// a version that is no longer current send it (workerdeployment.Keeper) so that the run moves
-// to the current version without a full reconcile. Only keepers of releases that read Wake
-// send it, and only to runs on their own version, so no history written before holds one.
+// Wake asks the run only to continue as new on the worker deployment's current version
+// (entity.IsWake), with what it knows: no reconcile.
 type ResyncRequest struct {
 	ContinueAsNew bool `json:",omitempty"`
 	Wake          bool `json:",omitempty"`
@@ -186,11 +184,13 @@ type reconciler struct {
 	lastStatus   string
 	// askedToContinueAsNew: a resync asked the run to continue as new.
 	askedToContinueAsNew bool
-	obs                  *act.Observation
-	plan                 Plan
-	lastFull             time.Time
-	retryAt              time.Time
-	failures             int
+	// upgradeAsked: a wake asked the run to move to the current version.
+	upgradeAsked bool
+	obs          *act.Observation
+	plan         Plan
+	lastFull     time.Time
+	retryAt      time.Time
+	failures     int
 	// Errors of the last attempt per provider and consumer, kept across partial reconciles.
 	collectErrs map[string]string
 	dispatchErr map[string]string
@@ -217,17 +217,21 @@ func (r *reconciler) Drain() {
 }
 
 // resync asks for a full reconcile that re-applies everything in the members, and records a
-// request to continue as new; a request to wake only asks for nothing.
+// request to continue as new; a wake asks only to move to the current version.
 func (r *reconciler) resync(request any) {
-	fields, _ := request.(map[string]any)
-	if wake, _ := fields["Wake"].(bool); wake {
+	if entity.IsWake(request) {
+		r.upgradeAsked = true
 		return
 	}
+	fields, _ := request.(map[string]any)
 	r.pending.Full, r.pending.Members = true, true
 	if ask, _ := fields["ContinueAsNew"].(bool); ask {
 		r.askedToContinueAsNew = true
 	}
 }
+
+// UpgradeAsked tells whether a wake asked the run to move to the current version.
+func (r *reconciler) UpgradeAsked() bool { return r.upgradeAsked }
 
 // Due tells whether a signal, a timer or the last reconcile left work to do.
 func (r *reconciler) Due() bool { return r.pending.any() }
@@ -261,11 +265,11 @@ func (r *reconciler) restore(c Carried) {
 		r.state.Slices = map[string][]act.SliceRef{}
 	}
 	r.lastFull, r.failures, r.retryAt, r.applied = c.State.LastFullRun, c.State.Failures, c.RetryAt, c.Applied
-	for p, msg := range c.CollectErrs {
-		r.collectErrs[p] = msg
+	if c.CollectErrs != nil {
+		r.collectErrs = c.CollectErrs
 	}
-	for consumer, msg := range c.DispatchErr {
-		r.dispatchErr[consumer] = msg
+	if c.DispatchErr != nil {
+		r.dispatchErr = c.DispatchErr
 	}
 }
 

@@ -409,22 +409,22 @@ func TestContinuedRunStartsFromTheCarriedState(t *testing.T) {
 	assert.Equal(t, 9, next.Carried.State.Reconciles, "the change's reconcile and the resync's follow the carried seven")
 }
 
-// A resync that only wakes the run (sent to the runs of a version that is no longer current)
-// reconciles nothing.
-func TestWakeResyncReconcilesNothing(t *testing.T) {
+// A wake (sent to the runs of a version that is no longer current) makes the run continue as
+// new at once, with what it knows and without a reconcile.
+func TestWakeContinuesAsNewWithoutAReconcile(t *testing.T) {
 	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
-	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", execution.SignalResync, nil).Return(nil)
 	env.RegisterDelayedCallback(func() {
 		require.Len(t, rec.collect, 1)
 		env.SignalWorkflow(SignalResync, ResyncRequest{Wake: true})
 	}, time.Second)
-	env.RegisterDelayedCallback(func() {
-		assert.Len(t, rec.collect, 1, "the wake ran no reconcile")
-		env.SignalWorkflow(SignalResync, ResyncRequest{ContinueAsNew: true})
-	}, time.Minute)
 	env.ExecuteWorkflow(MultiClusterService, Input{Namespace: "default", Name: "foo"})
 	require.True(t, env.IsWorkflowCompleted())
-	assert.Len(t, rec.collect, 2, "only the resync asking to continue reconciled")
+	var next Input
+	wftest.ContinuedInput(t, env.GetWorkflowError(), &next)
+	assert.Len(t, rec.collect, 1, "the wake ran no reconcile")
+	assert.False(t, next.Pending.any(), "nothing is pending")
+	require.NotNil(t, next.Carried)
+	assert.Equal(t, 1, next.Carried.State.Reconciles)
 }
 
 // TestSafetyResyncIsSpreadByWorkflowID: without any event, the next full reconcile comes after

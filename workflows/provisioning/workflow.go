@@ -113,6 +113,8 @@ type reconciler struct {
 	pending, resync, interrupted, renewing bool
 	retryAt                                time.Time
 	state                                  State
+	// upgradeAsked: a wake asked the run to move to the current version.
+	upgradeAsked bool
 }
 
 // Due tells whether a signal or a timer asked for a pass.
@@ -135,11 +137,25 @@ func (r *reconciler) Drain() {
 	for r.changes.ReceiveAsync(&c) {
 		r.pending = true
 	}
-	var ignored any
-	for r.resyncs.ReceiveAsync(&ignored) {
-		r.pending, r.resync = true, true
+	var request any
+	for r.resyncs.ReceiveAsync(&request) {
+		r.takeResync(request)
+		request = nil
 	}
 }
+
+// takeResync records a resync: a pass that re-applies everything, or, for a wake, the move to
+// the current version.
+func (r *reconciler) takeResync(request any) {
+	if entity.IsWake(request) {
+		r.upgradeAsked = true
+		return
+	}
+	r.pending, r.resync = true, true
+}
+
+// UpgradeAsked tells whether a wake asked the run to move to the current version.
+func (r *reconciler) UpgradeAsked() bool { return r.upgradeAsked }
 
 // Wait blocks until a signal arrives, a retry is due or a certificate is due for renewal.
 func (r *reconciler) Wait(ctx workflow.Context) {
@@ -177,7 +193,8 @@ func (r *reconciler) addSignals(ctx workflow.Context, sel workflow.Selector) {
 		r.pending = true
 	})
 	sel.AddReceive(r.resyncs, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		r.pending, r.resync = true, true
+		var request any
+		c.Receive(ctx, &request)
+		r.takeResync(request)
 	})
 }
