@@ -129,11 +129,7 @@ type prober struct {
 // Drain takes the resyncs received: each asks for a probe now, a wake to move to the current
 // version.
 func (h *prober) Drain() {
-	var request any
-	for h.resyncs.ReceiveAsync(&request) {
-		h.resync(request)
-		request = nil
-	}
+	entity.TakeResyncs(h.resyncs, h.resync)
 }
 
 // resync records a resync: a probe now, or, for a wake, the move to the current version.

@@ -73,6 +73,16 @@ func Run[In any](ctx workflow.Context, wf func(workflow.Context, In) error, p Pr
 	}
 }
 
+// TakeResyncs hands the payload of each resync signal already received on resyncs to take,
+// without blocking (any payload is a resync; nil when it has none or does not decode).
+func TakeResyncs(resyncs workflow.ReceiveChannel, take func(payload any)) {
+	var payload any
+	for resyncs.ReceiveAsync(&payload) {
+		take(payload)
+		payload = nil
+	}
+}
+
 // IsWake tells whether the payload of a resync signal is a wake: {"Wake":true}, which the
 // workers of a worker deployment version that is no longer current send the runs pinned to it
 // (workerdeployment.Keeper). The run then continues as new, on the current version, instead of

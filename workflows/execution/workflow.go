@@ -204,11 +204,7 @@ func (e *executor) Drain() {
 		e.record(c)
 		c = Change{}
 	}
-	var request any
-	for e.resyncs.ReceiveAsync(&request) {
-		e.resync(request)
-		request = nil
-	}
+	entity.TakeResyncs(e.resyncs, e.resync)
 }
 
 // resync records a resync: a full pass, or, for a wake, the move to the current version.

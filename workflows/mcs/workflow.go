@@ -209,11 +209,7 @@ func (r *reconciler) Drain() {
 	for r.changes.ReceiveAsync(&c) {
 		r.pending.add(c)
 	}
-	var request any // decoded as before ResyncRequest existed: any payload is a resync
-	for r.resyncs.ReceiveAsync(&request) {
-		r.resync(request)
-		request = nil
-	}
+	entity.TakeResyncs(r.resyncs, r.resync) // decoded as before ResyncRequest existed
 }
 
 // resync asks for a full reconcile that re-applies everything in the members, and records a

@@ -137,11 +137,7 @@ func (r *reconciler) Drain() {
 	for r.changes.ReceiveAsync(&c) {
 		r.pending = true
 	}
-	var request any
-	for r.resyncs.ReceiveAsync(&request) {
-		r.takeResync(request)
-		request = nil
-	}
+	entity.TakeResyncs(r.resyncs, r.takeResync)
 }
 
 // takeResync records a resync: a pass that re-applies everything, or, for a wake, the move to
