@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,8 +28,14 @@ func TestOlderWorkNeverOverwritesNewer(t *testing.T) {
 
 	scale(t, testEnv.Member(m1), ns, app, 2)
 	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
-	newer := dispatchedWork(t, ns, app, m2)
-	require.Greater(t, newer.GetGeneration(), older.GetGeneration())
+	// The dispatch applies to the member at once and records the Work beside it: the member may
+	// show the change before the Work's new generation is read.
+	eventually(t, 30*time.Second, func() error {
+		if newer := dispatchedWork(t, ns, app, m2); newer.GetGeneration() <= older.GetGeneration() {
+			return fmt.Errorf("the dispatched Work is still at generation %d", newer.GetGeneration())
+		}
+		return nil
+	})
 
 	// Work execution's applier, as the worker runs it, handed the Work as read before the scale.
 	applier := &execution.Activities{
