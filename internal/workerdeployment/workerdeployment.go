@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -196,9 +197,15 @@ func (k *Keeper) drain(ctx context.Context, limiter flowcontrol.RateLimiter) err
 			if err := limiter.Wait(ctx); err != nil {
 				return err
 			}
-			err := k.Client.SignalWorkflow(ctx, id, runID, SignalResync, wake)
 			var notFound *serviceerror.NotFound
-			if err != nil && !errors.As(err, &notFound) {
+			pinned, err := k.pinned(ctx, id, runID)
+			if errors.As(err, &notFound) || err == nil && !pinned {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("describing %s: %w", id, err)
+			}
+			if err := k.Client.SignalWorkflow(ctx, id, runID, SignalResync, wake); err != nil && !errors.As(err, &notFound) {
 				return fmt.Errorf("waking %s: %w", id, err)
 			}
 			k.woken[runID] = time.Now()
@@ -213,6 +220,23 @@ func (k *Keeper) drain(ctx context.Context, limiter flowcontrol.RateLimiter) err
 			zap.String("version", Name(k.Version)), zap.String("current", k.current), zap.Int("runs", woken))
 	}
 	return nil
+}
+
+// pinned tells whether the run is pinned to the keeper's version, as the run itself says, not
+// visibility: a wake goes only to a run whose next workflow task this version's workers take,
+// so that no other release ever reads one. Visibility can still list a run that has just
+// continued as new under its predecessor's version, which an older release then runs.
+func (k *Keeper) pinned(ctx context.Context, id, runID string) (bool, error) {
+	d, err := k.Client.DescribeWorkflowExecution(ctx, id, runID)
+	if err != nil {
+		return false, err
+	}
+	info := d.GetWorkflowExecutionInfo()
+	v := info.GetVersioningInfo()
+	return info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING &&
+		v.GetBehavior() == enumspb.VERSIONING_BEHAVIOR_PINNED && v.GetVersioningOverride() == nil &&
+		v.GetDeploymentVersion().GetDeploymentName() == k.Version.DeploymentName &&
+		v.GetDeploymentVersion().GetBuildId() == k.Version.BuildID, nil
 }
 
 // MinServerVersion is the oldest Temporal server the worker registers a version with: the

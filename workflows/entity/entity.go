@@ -89,7 +89,8 @@ func TakeResyncs(resyncs workflow.ReceiveChannel, take func(payload any)) {
 // resyncing. The decision rests on the signal, which the history holds, not on the server's
 // TargetWorkerDeploymentVersionChanged, which a retried workflow task can be told otherwise
 // than its history later says. Only keepers of releases that read wakes send them, and only to
-// runs of their own version, so no history written before holds one.
+// runs that say they are pinned to the keeper's own version (not as visibility lists them, which
+// may still name a continuation an older release runs), so no other release reads one.
 func IsWake(payload any) bool {
 	fields, _ := payload.(map[string]any)
 	wake, _ := fields["Wake"].(bool)
