@@ -162,8 +162,11 @@ func (k *Keeper) isCurrent() bool {
 }
 
 // pinnedQuery selects the running runs pinned to the version.
-func (k *Keeper) pinnedQuery() string {
-	return fmt.Sprintf("ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion IN (%s)", quoted(VersionStrings(k.Version)))
+func (k *Keeper) pinnedQuery() string { return PinnedQuery(k.Version) }
+
+// PinnedQuery is the visibility query of the running runs pinned to v.
+func PinnedQuery(v worker.WorkerDeploymentVersion) string {
+	return fmt.Sprintf("ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion IN (%s)", quoted(VersionStrings(v)))
 }
 
 // newer tells whether version buildID is registered in the deployment, and whether it was

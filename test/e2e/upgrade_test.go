@@ -269,10 +269,8 @@ func setCurrent(deployment client.WorkerDeploymentHandle, buildID string) error 
 // waitDrained waits until no running run is pinned to v.
 func waitDrained(t *testing.T, c client.Client, v worker.WorkerDeploymentVersion) {
 	t.Helper()
-	query := "ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion IN ('" + workerdeployment.VersionStrings(v)[0] + "', '" +
-		workerdeployment.VersionStrings(v)[1] + "')"
 	eventually(t, 2*time.Minute, func() error {
-		n, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		n, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: workerdeployment.PinnedQuery(v)})
 		if err == nil && n.GetCount() > 0 {
 			err = fmt.Errorf("%d runs still pinned to %s", n.GetCount(), workerdeployment.Name(v))
 		}

@@ -104,7 +104,7 @@ func ClusterHealth(ctx workflow.Context, in Input) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: ProbeTimeout, RetryPolicy: retry})
 	h.thresholded = workflow.GetVersion(ctx, changeFailureThreshold, workflow.DefaultVersion, 1) == 1
 	h.probeAsActivity = workflow.GetVersion(ctx, changeProbeAsActivity, workflow.DefaultVersion, 1) == 1
-	h.resyncs = workflow.GetSignalChannel(ctx, SignalResync)
+	h.resyncs = entity.NewResyncs(ctx, SignalResync)
 	if workflow.GetVersion(ctx, changeEntityLoop, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return h.loopBeforeEntityLoop(ctx)
 	}
@@ -118,31 +118,20 @@ type prober struct {
 	interval, threshold time.Duration
 	// The branches of the run's version changes.
 	thresholded, probeAsActivity bool
-	resyncs                      workflow.ReceiveChannel
+	resyncs                      *entity.Resyncs
 	due                          bool   // a probe is due: the first, or one asked for
 	pull                         bool   // the cluster is in Pull mode: its agent probes it
 	phase                        string // the ReconcilePhase search attribute set last
 	state                        State
-	upgradeAsked                 bool // a wake asked the run to move to the current version
 }
 
-// Drain takes the resyncs received: each asks for a probe now, a wake to move to the current
-// version.
-func (h *prober) Drain() {
-	entity.TakeResyncs(h.resyncs, h.resync)
-}
+// Drain takes the resyncs received: each asks for a probe now.
+func (h *prober) Drain() { h.resyncs.Drain(h.resync) }
 
-// resync records a resync: a probe now, or, for a wake, the move to the current version.
-func (h *prober) resync(request any) {
-	if entity.IsWake(request) {
-		h.upgradeAsked = true
-		return
-	}
-	h.due = true
-}
+func (h *prober) resync(any) { h.due = true }
 
 // UpgradeAsked tells whether a wake asked the run to move to the current version.
-func (h *prober) UpgradeAsked() bool { return h.upgradeAsked }
+func (h *prober) UpgradeAsked() bool { return h.resyncs.UpgradeAsked() }
 
 // Due tells whether a probe is due now.
 func (h *prober) Due() bool { return h.due }
@@ -153,11 +142,7 @@ func (h *prober) Wait(ctx workflow.Context) {
 	timerCtx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	sel.AddFuture(workflow.NewTimer(timerCtx, h.interval), func(workflow.Future) { h.due = true })
-	sel.AddReceive(h.resyncs, func(c workflow.ReceiveChannel, _ bool) {
-		var request any
-		c.Receive(ctx, &request)
-		h.resync(request)
-	})
+	h.resyncs.AddTo(sel, h.resync)
 	sel.Select(ctx)
 }
 

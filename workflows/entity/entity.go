@@ -32,7 +32,7 @@ type Process[In any] interface {
 	// drained.
 	Next() In
 	// UpgradeAsked tells whether a wake (a resync whose payload IsWake) asked the run to move
-	// to the worker deployment's current version.
+	// to the worker deployment's current version: its Resyncs know.
 	UpgradeAsked() bool
 }
 
@@ -70,16 +70,6 @@ func Run[In any](ctx workflow.Context, wf func(workflow.Context, In) error, p Pr
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() || p.ContinueAsNewAsked(ctx) {
 			return continueAsNew(ctx, wf, p)
 		}
-	}
-}
-
-// TakeResyncs hands the payload of each resync signal already received on resyncs to take,
-// without blocking (any payload is a resync; nil when it has none or does not decode).
-func TakeResyncs(resyncs workflow.ReceiveChannel, take func(payload any)) {
-	var payload any
-	for resyncs.ReceiveAsync(&payload) {
-		take(payload)
-		payload = nil
 	}
 }
 

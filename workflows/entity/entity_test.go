@@ -16,12 +16,13 @@ import (
 // continues as new when a pass has seen askAt or more, and ends when a pass sees endAt or more.
 // It records the loop's calls in order.
 type counter struct {
-	signals, wakes workflow.ReceiveChannel
-	total          int
-	woken, moving  bool
-	askAt          int
-	endAt          int
-	calls          []string
+	signals workflow.ReceiveChannel
+	resyncs *Resyncs
+	total   int
+	woken   bool
+	askAt   int
+	endAt   int
+	calls   []string
 }
 
 type counterInput struct{ Total, AskAt, EndAt int }
@@ -32,14 +33,11 @@ func (c *counter) Drain() {
 		c.total += n
 		c.woken = true
 	}
-	var wake any
-	for c.wakes.ReceiveAsync(&wake) {
-		c.moving = c.moving || IsWake(wake)
-	}
+	c.resyncs.Drain(func(any) {})
 	c.calls = append(c.calls, "drain")
 }
 
-func (c *counter) UpgradeAsked() bool { return c.moving }
+func (c *counter) UpgradeAsked() bool { return c.resyncs.UpgradeAsked() }
 
 func (c *counter) Due() bool { return c.woken }
 
@@ -52,7 +50,7 @@ func (c *counter) Wait(ctx workflow.Context) {
 		c.total += n
 		c.woken = true
 	})
-	sel.AddReceive(c.wakes, func(workflow.ReceiveChannel, bool) {}) // Drain takes it
+	c.resyncs.AddTo(sel, func(any) {})
 	sel.Select(ctx)
 }
 
@@ -69,7 +67,7 @@ func (c *counter) Next() counterInput { return counterInput{Total: c.total} }
 var lastCalls []string
 
 func counting(ctx workflow.Context, in counterInput) error {
-	c := &counter{signals: workflow.GetSignalChannel(ctx, "add"), wakes: workflow.GetSignalChannel(ctx, "resync"), total: in.Total,
+	c := &counter{signals: workflow.GetSignalChannel(ctx, "add"), resyncs: NewResyncs(ctx, "resync"), total: in.Total,
 		woken: true, askAt: in.AskAt, endAt: in.EndAt}
 	defer func() { lastCalls = c.calls }()
 	return Run(ctx, counting, c)

@@ -159,15 +159,16 @@ func WorkExecution(ctx workflow.Context, in Input) error {
 		e.safetyResync = jitter.Spread(workflow.GetInfo(ctx).WorkflowExecution.ID, SafetyResync)
 	}
 	e.changes = workflow.GetSignalChannel(ctx, SignalChange)
-	e.resyncs = workflow.GetSignalChannel(ctx, SignalResync)
+	e.resyncs = entity.NewResyncs(ctx, SignalResync)
 	return entity.Run(ctx, WorkExecution, e)
 }
 
 // executor is the process of one cluster's Work execution in the entity loop (package entity):
 // a pass is due when Works changed, on a resync, on a retry and on the safety resync.
 type executor struct {
-	cluster          string
-	changes, resyncs workflow.ReceiveChannel
+	cluster string
+	changes workflow.ReceiveChannel
+	resyncs *entity.Resyncs
 	// The branches of the run's version changes.
 	applyAsActivity, passVersions, keepFailed, endWhenGone, boundCarried, slowAsActivity bool
 	safetyResync                                                                         time.Duration
@@ -181,8 +182,6 @@ type executor struct {
 	retryAt  time.Time
 	failures int
 	state    State
-	// upgradeAsked: a wake asked the run to move to the current version.
-	upgradeAsked bool
 }
 
 // record adds the Works a change names to those pending.
@@ -204,20 +203,14 @@ func (e *executor) Drain() {
 		e.record(c)
 		c = Change{}
 	}
-	entity.TakeResyncs(e.resyncs, e.resync)
+	e.resyncs.Drain(e.resync)
 }
 
-// resync records a resync: a full pass, or, for a wake, the move to the current version.
-func (e *executor) resync(request any) {
-	if entity.IsWake(request) {
-		e.upgradeAsked = true
-		return
-	}
-	e.full = true
-}
+// resync asks for a full pass.
+func (e *executor) resync(any) { e.full = true }
 
 // UpgradeAsked tells whether a wake asked the run to move to the current version.
-func (e *executor) UpgradeAsked() bool { return e.upgradeAsked }
+func (e *executor) UpgradeAsked() bool { return e.resyncs.UpgradeAsked() }
 
 // Due tells whether a full pass or changed Works are waiting.
 func (e *executor) Due() bool { return e.full || len(e.pending.list) > 0 }
@@ -244,11 +237,7 @@ func (e *executor) Wait(ctx workflow.Context) {
 		c.Receive(ctx, &ch)
 		e.record(ch)
 	})
-	sel.AddReceive(e.resyncs, func(c workflow.ReceiveChannel, _ bool) {
-		var request any
-		c.Receive(ctx, &request)
-		e.resync(request)
-	})
+	e.resyncs.AddTo(sel, e.resync)
 	sel.Select(ctx)
 }
 

@@ -147,7 +147,7 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 		r.safetyResync = jitter.Spread(workflow.GetInfo(ctx).WorkflowExecution.ID, SafetyResync)
 	}
 	r.changes = workflow.GetSignalChannel(ctx, SignalChange)
-	r.resyncs = workflow.GetSignalChannel(ctx, SignalResync)
+	r.resyncs = entity.NewResyncs(ctx, SignalResync)
 	ctx = workflowtask.WithLocalOptions(ctx, localActivityOptions)
 	return entity.Run(ctx, MultiClusterService, r)
 }
@@ -166,8 +166,9 @@ var localActivityOptions = workflow.LocalActivityOptions{
 }
 
 type reconciler struct {
-	ref              act.Ref
-	changes, resyncs workflow.ReceiveChannel
+	ref     act.Ref
+	changes workflow.ReceiveChannel
+	resyncs *entity.Resyncs
 	// worksUnread: no reconcile has run in this process since it loaded the workflow (started
 	// it, or replayed it after another worker ran it, or after it left the cache). The first
 	// that does tells its activities until when another worker may have written the Works
@@ -184,13 +185,11 @@ type reconciler struct {
 	lastStatus   string
 	// askedToContinueAsNew: a resync asked the run to continue as new.
 	askedToContinueAsNew bool
-	// upgradeAsked: a wake asked the run to move to the current version.
-	upgradeAsked bool
-	obs          *act.Observation
-	plan         Plan
-	lastFull     time.Time
-	retryAt      time.Time
-	failures     int
+	obs                  *act.Observation
+	plan                 Plan
+	lastFull             time.Time
+	retryAt              time.Time
+	failures             int
 	// Errors of the last attempt per provider and consumer, kept across partial reconciles.
 	collectErrs map[string]string
 	dispatchErr map[string]string
@@ -209,16 +208,12 @@ func (r *reconciler) Drain() {
 	for r.changes.ReceiveAsync(&c) {
 		r.pending.add(c)
 	}
-	entity.TakeResyncs(r.resyncs, r.resync) // decoded as before ResyncRequest existed
+	r.resyncs.Drain(r.resync) // decoded as before ResyncRequest existed
 }
 
 // resync asks for a full reconcile that re-applies everything in the members, and records a
-// request to continue as new; a wake asks only to move to the current version.
+// request to continue as new.
 func (r *reconciler) resync(request any) {
-	if entity.IsWake(request) {
-		r.upgradeAsked = true
-		return
-	}
 	fields, _ := request.(map[string]any)
 	r.pending.Full, r.pending.Members = true, true
 	if ask, _ := fields["ContinueAsNew"].(bool); ask {
@@ -227,7 +222,7 @@ func (r *reconciler) resync(request any) {
 }
 
 // UpgradeAsked tells whether a wake asked the run to move to the current version.
-func (r *reconciler) UpgradeAsked() bool { return r.upgradeAsked }
+func (r *reconciler) UpgradeAsked() bool { return r.resyncs.UpgradeAsked() }
 
 // Due tells whether a signal, a timer or the last reconcile left work to do.
 func (r *reconciler) Due() bool { return r.pending.any() }
@@ -293,11 +288,7 @@ func (r *reconciler) Wait(ctx workflow.Context) {
 		c.Receive(ctx, &change)
 		r.pending.add(change)
 	})
-	sel.AddReceive(r.resyncs, func(c workflow.ReceiveChannel, _ bool) {
-		var request any
-		c.ReceiveAsync(&request) // one that does not decode is still a resync, as it always was
-		r.resync(request)
-	})
+	r.resyncs.AddTo(sel, r.resync) // one that does not decode is still a resync, as it always was
 	sel.AddFuture(r.timer, func(workflow.Future) {
 		r.timer, r.cancelTimer = nil, nil
 		r.pending.Full = true

@@ -101,20 +101,19 @@ func Karmada(ctx workflow.Context, in Input) error {
 		return err
 	}
 	r.changes = workflow.GetSignalChannel(ctx, SignalChange)
-	r.resyncs = workflow.GetSignalChannel(ctx, SignalResync)
+	r.resyncs = entity.NewResyncs(ctx, SignalResync)
 	return entity.Run(ctx, Karmada, r)
 }
 
 type reconciler struct {
-	ref              act.Ref
-	changes, resyncs workflow.ReceiveChannel
+	ref     act.Ref
+	changes workflow.ReceiveChannel
+	resyncs *entity.Resyncs
 	// pending asks for a pass; resync asks it to run every step; interrupted tells that a
 	// signal cut the current pass short; renewing that the pass renews certificates.
 	pending, resync, interrupted, renewing bool
 	retryAt                                time.Time
 	state                                  State
-	// upgradeAsked: a wake asked the run to move to the current version.
-	upgradeAsked bool
 }
 
 // Due tells whether a signal or a timer asked for a pass.
@@ -137,21 +136,14 @@ func (r *reconciler) Drain() {
 	for r.changes.ReceiveAsync(&c) {
 		r.pending = true
 	}
-	entity.TakeResyncs(r.resyncs, r.takeResync)
+	r.resyncs.Drain(r.takeResync)
 }
 
-// takeResync records a resync: a pass that re-applies everything, or, for a wake, the move to
-// the current version.
-func (r *reconciler) takeResync(request any) {
-	if entity.IsWake(request) {
-		r.upgradeAsked = true
-		return
-	}
-	r.pending, r.resync = true, true
-}
+// takeResync asks for a pass that runs every step.
+func (r *reconciler) takeResync(any) { r.pending, r.resync = true, true }
 
 // UpgradeAsked tells whether a wake asked the run to move to the current version.
-func (r *reconciler) UpgradeAsked() bool { return r.upgradeAsked }
+func (r *reconciler) UpgradeAsked() bool { return r.resyncs.UpgradeAsked() }
 
 // Wait blocks until a signal arrives, a retry is due or a certificate is due for renewal.
 func (r *reconciler) Wait(ctx workflow.Context) {
@@ -188,9 +180,5 @@ func (r *reconciler) addSignals(ctx workflow.Context, sel workflow.Selector) {
 		c.Receive(ctx, &change)
 		r.pending = true
 	})
-	sel.AddReceive(r.resyncs, func(c workflow.ReceiveChannel, _ bool) {
-		var request any
-		c.Receive(ctx, &request)
-		r.takeResync(request)
-	})
+	r.resyncs.AddTo(sel, r.takeResync)
 }
