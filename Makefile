@@ -143,8 +143,22 @@ fuzz: ## Fuzz the CRD tarball reader, the Work manifest decoders, the proxy's bo
 	  go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; \
 	done
 
+# make test builds the environment's tools (the longest cold step: Kubernetes, Temporal, Karmada)
+# while the checks that need no environment run, then runs the end-to-end suites one by one.
+# Each branch is a sub-make of its own, serial inside (-j1; make warns that it resets the
+# jobserver for it): the two branches share nothing but bin/, where each writes other tools.
 .PHONY: test
-test: lint monitoring-check unit images-test fuzz e2e e2e-beside-karmada e2e-temporal-server ## Every test: lint, alert rules, unit, replay, images, fuzz, end-to-end (also beside Karmada, and on the Temporal server).
+test: ## Every test: lint, alert rules, unit, replay, images, fuzz, end-to-end (also beside Karmada, and on the Temporal server).
+	$(MAKE) --no-print-directory -j2 checks-no-env test-tools
+	$(MAKE) --no-print-directory e2e e2e-beside-karmada e2e-temporal-server
+
+.PHONY: checks-no-env
+checks-no-env: ## The tests that need no environment: lint, alert rules, unit and replay, images, fuzz.
+	$(MAKE) --no-print-directory -j1 lint monitoring-check unit images-test fuzz
+
+.PHONY: test-tools
+test-tools:
+	$(MAKE) --no-print-directory -j1 tools network-proxy-tools
 
 .PHONY: bench
 bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md), the environment at 20 members (.bench/env-report.md).
