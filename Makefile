@@ -161,12 +161,17 @@ test-tools:
 	$(MAKE) --no-print-directory -j1 tools network-proxy-tools
 
 .PHONY: bench
-bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md), the environment at 20 members (.bench/env-report.md).
+bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md), the environment at 20 members (.bench/env-report.md), scale (.bench/scale-report.md).
 	go run ./test/bench/cmd/mcsbench
 	go run ./test/bench/cmd/proxybench
 	go run ./test/bench/cmd/provisioningbench
 	go run ./test/bench/cmd/besidebench
 	go run ./test/bench/cmd/envbench
+	$(MAKE) --no-print-directory bench-scale
+
+.PHONY: bench-scale
+bench-scale: tools ## 20 members and 2,000 MultiClusterServices: cold start, 10 changes/s for 5 min, a worker restart, member flaps (.bench/scale-report.md).
+	go run ./test/bench/cmd/scalebench
 
 .PHONY: replay-record
 replay-record: tools ## Record a new set of replay histories from the real end-to-end flow (older sets stay).

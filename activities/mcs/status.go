@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,10 +27,22 @@ func (a *Activities) ObserveApplied(ctx context.Context, in ObserveAppliedInput)
 
 func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput) ([]ConsumerApplied, error) {
 	// The cache may not show yet the status a signal announced: then an answer that is not
-	// all applied is read again from the API server.
-	if cached, ok := a.cachedWorks(ctx, in.MCS, naming.RoleDispatched); ok {
-		if out := appliedPerConsumer(cached, in.Consumers); allApplied(out) || !in.Announced {
+	// all applied is read again from the API server, the cached Works one by one by name when
+	// the cache holds a Work for every consumer. A list with a label selector costs the API
+	// server a pass over every Work of the control plane (0.76 s on average with 26,000 Works
+	// while 2,000 MultiClusterServices started), a read by name does not.
+	cached, ok := a.cachedWorks(ctx, in.MCS, naming.RoleDispatched)
+	if ok {
+		out := appliedPerConsumer(cached, in.Consumers)
+		if allApplied(out) || !in.Announced {
 			return out, nil
+		}
+		if everyConsumerHasWorks(out) {
+			works, err := a.rereadWorks(ctx, cached)
+			if err != nil {
+				return nil, err
+			}
+			return appliedPerConsumer(works, in.Consumers), nil
 		}
 	}
 	works, err := a.listWorksLive(ctx, in.MCS, naming.RoleDispatched)
@@ -37,6 +50,33 @@ func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput)
 		return nil, err
 	}
 	return appliedPerConsumer(works, in.Consumers), nil
+}
+
+// everyConsumerHasWorks tells whether each consumer has a dispatched Work.
+func everyConsumerHasWorks(states []ConsumerApplied) bool {
+	for _, s := range states {
+		if s.Works == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rereadWorks reads each of works again from the API server, by name; a Work gone meanwhile
+// is left out.
+func (a *Activities) rereadWorks(ctx context.Context, works []unstructured.Unstructured) ([]unstructured.Unstructured, error) {
+	out := make([]unstructured.Unstructured, 0, len(works))
+	for _, w := range works {
+		fresh, err := a.ControlPlane.Resource(kube.Works).Namespace(w.GetNamespace()).Get(ctx, w.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading Work %s/%s: %w", w.GetNamespace(), w.GetName(), err)
+		}
+		out = append(out, *fresh)
+	}
+	return out, nil
 }
 
 func allApplied(states []ConsumerApplied) bool {

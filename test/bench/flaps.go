@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -450,9 +451,10 @@ func (h *clusterHealth) waitReady(ctx context.Context, cluster, status string, s
 	}
 }
 
-// windowCounts are the history events written in one time window, and some of their kinds.
+// windowCounts are the history events written in one time window, some of their kinds, and
+// their size (protobuf encoding).
 type windowCounts struct {
-	events, signals, tasks, activities int
+	events, signals, tasks, activities, bytes int
 }
 
 func (c *windowCounts) add(o windowCounts) {
@@ -460,6 +462,7 @@ func (c *windowCounts) add(o windowCounts) {
 	c.signals += o.signals
 	c.tasks += o.tasks
 	c.activities += o.activities
+	c.bytes += o.bytes
 }
 
 // windowEvents reads the histories of workflowIDs, the current run and those it continued from
@@ -496,6 +499,7 @@ func (b *Bench) windowEvents(ctx context.Context, workflowIDs []string, bounds [
 					continue
 				}
 				mine[w].events++
+				mine[w].bytes += proto.Size(e)
 				switch e.GetEventType() {
 				case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 					mine[w].signals++

@@ -139,11 +139,11 @@ func (b *Bench) scrapeAPIServer(ctx context.Context, cluster string) Snapshot {
 }
 
 // requestSection reports the requests an API server served between two scrapes, by verb and
-// resource, the most frequent first.
-func requestSection(r *Report, cluster string, before, after Snapshot) {
+// resource, the most frequent first, and returns their total (0 when not scraped).
+func requestSection(r *Report, cluster string, before, after Snapshot) float64 {
 	if before == nil || after == nil {
 		r.Printf("\nRequests to the %s API server: not scraped.\n", cluster)
-		return
+		return 0
 	}
 	counts := map[string]float64{}
 	total := 0.0
@@ -180,4 +180,5 @@ func requestSection(r *Report, cluster string, before, after Snapshot) {
 	}
 	r.Printf("\nRequests the %s API server served (%s in all; watches count when they start):\n\n", cluster, trimFloat(total))
 	r.Table([]string{"verb resource (non-2xx code)", "requests"}, rows)
+	return total
 }

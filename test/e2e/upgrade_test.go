@@ -51,8 +51,9 @@ var nondeterminism = regexp.MustCompile(`(?i)TMPRL1100|nondetermin`)
 
 // TestRollingUpgradeAndRollback: the previous release (built from git) runs 50
 // MultiClusterServices, the health probing and Work execution of the members and one Karmada.
-// The new release's workers start beside it and its own stop 30 s later, while 100 slice
-// changes are made; then the same back, to the previous release. No change is lost, every run
+// The new release's workers and starter start beside it (the starter as a standby for the
+// Lease) and its own stop 30 s later, while 100 slice changes are made; then the same back, to
+// the previous release. No change is lost, every run
 // ends on the version that is current, and no workflow task fails for non-determinism, in
 // any log or metric. It needs a Temporal server that moves pinned runs at continue-as-new
 // (workerdeployment.MinServerVersion): the Temporal server backend (make e2e-temporal-server).
@@ -68,9 +69,13 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 
 	src := t.TempDir()
 	require.NoError(t, service.Checkout(ctx, upgradeFrom, src))
+	// The starters elect a leader with the chart's timings, so that the incoming one waits as a
+	// standby, its stores synced, until the outgoing one releases the Lease, as in a rolling
+	// deploy of the chart.
+	starterArgs := []string{"--leader-elect", "--leader-elect-resource-namespace=karmadaflow-system"}
 	options := func(name, source, stamp string) service.Options {
 		return service.Options{Name: name, Source: source, Version: stamp, Workers: 2, UnhealthyGrace: testUnhealthyGrace,
-			ProbeInterval: testProbeInterval, FailureThreshold: testFailureThreshold}
+			ProbeInterval: testProbeInterval, FailureThreshold: testFailureThreshold, StarterArgs: starterArgs}
 	}
 	previous, err := service.Build(ctx, testEnv, options("previous", src, ""))
 	require.NoError(t, err)
@@ -128,15 +133,16 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 	go observer.run(t.Context())
 	eventually(t, 2*time.Minute, func() error { return observer.all(apps, 1) })
 
-	// Upgrade: the new release's workers start (their version is the newest, so they make it
-	// current), the previous ones stop 30 s later; 100 changes are made meanwhile.
+	// Upgrade: the new release's workers and standby starter start (the workers' version is the
+	// newest, so they make it current), the previous ones stop 30 s later; 100 changes are made
+	// meanwhile.
 	replicas := int32(1)
 	switchOver(t, observer, apps, &replicas, func() {
 		require.NoError(t, next.StartWorkers(ctx))
+		require.NoError(t, next.StartComponent(ctx, "starter"))
 	}, func() {
 		stopWorkers(t, previous)
 		previous.StopInstance("starter")
-		require.NoError(t, next.StartComponent(ctx, "starter"))
 	}, "upgrade")
 	expectOnVersion(t, c, busy, nextVersion.BuildID)
 	expectOnVersion(t, c, idle, nextVersion.BuildID, "")
@@ -145,11 +151,11 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 	// explicit), the new release's stop 30 s later.
 	switchOver(t, observer, apps, &replicas, func() {
 		require.NoError(t, previous.StartWorkers(ctx))
+		require.NoError(t, previous.StartComponent(ctx, "starter"))
 		eventually(t, time.Minute, func() error { return setCurrent(deployments, "") })
 	}, func() {
 		stopWorkers(t, next)
 		next.StopInstance("starter")
-		require.NoError(t, previous.StartComponent(ctx, "starter"))
 	}, "rollback")
 	// Every run pinned to the new release was woken to move, idle or not.
 	expectOnVersion(t, c, append(busy, idle...), "")
