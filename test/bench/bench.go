@@ -261,6 +261,27 @@ func (b *Bench) LogPath(component string) string {
 	return filepath.Join(b.Env.Dir, "logs", "service-"+component+".log")
 }
 
+// KeepServiceLogs copies the last 8 MiB of the worker's and the starter's logs into dir (as
+// service-<component>.log), which outlives the environment's directory; a failure is logged.
+func (b *Bench) KeepServiceLogs(dir string) {
+	for _, c := range components {
+		if err := CopyTail(b.LogPath(c), filepath.Join(dir, "service-"+c+".log"), 8<<20); err != nil {
+			b.Logf("bench: keeping the %s log: %v", c, err)
+		}
+	}
+}
+
+// LoadWorkerArgs are the worker's flags in the load benchmarks, then extra: client rates that
+// do not throttle hundreds of objects.
+func LoadWorkerArgs(extra ...string) []string {
+	return append([]string{"--kube-api-qps", "500", "--kube-api-burst", "1000"}, extra...)
+}
+
+// LoadStarterArgs are the starter's flags in the load benchmarks, then extra.
+func LoadStarterArgs(extra ...string) []string {
+	return append([]string{"--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"}, extra...)
+}
+
 // logTail is the last n lines of a service component's log.
 func (b *Bench) logTail(component string, n int) string {
 	data, err := os.ReadFile(b.LogPath(component))

@@ -31,9 +31,9 @@ type coldTracker struct {
 	count      int
 	provider   string
 	slices     map[string]map[string]bool // consumer -> dispatched slice names with an endpoint
-	conditions map[string]map[string]bool // MCS name -> condition type -> True
+	conditions mcsConditions
 	created    int
-	done       map[string]time.Time // "slices:<consumer>", "slices:all", "cond:<type>" -> when complete
+	done       firstTimes // "slices:<consumer>", "slices:all", "cond:<type>" -> when complete
 }
 
 var trackedConditions = []string{
@@ -51,13 +51,13 @@ func (t *coldTracker) slice(consumer string, ev SliceEvent) {
 		delete(t.slices[consumer], ev.Slice.Name)
 	}
 	if len(t.slices[consumer]) >= t.count {
-		t.markDone("slices:"+consumer, ev.At)
+		t.done.mark("slices:"+consumer, ev.At)
 		all := true
 		for _, s := range t.slices {
 			all = all && len(s) >= t.count
 		}
 		if all {
-			t.markDone("slices:all", ev.At)
+			t.done.mark("slices:all", ev.At)
 		}
 	}
 }
@@ -65,38 +65,48 @@ func (t *coldTracker) slice(consumer string, ev SliceEvent) {
 func (t *coldTracker) mcs(ev MCSEvent) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.conditions.record(ev)
+	for _, typ := range trackedConditions {
+		if t.conditions.countTrue(typ) >= t.count {
+			t.done.mark("cond:"+typ, ev.At)
+		}
+	}
+}
+
+// mcsConditions holds, per MultiClusterService name, which condition types are True.
+type mcsConditions map[string]map[string]bool
+
+// record takes the conditions a watch saw on a MultiClusterService, or its deletion.
+func (c mcsConditions) record(ev MCSEvent) {
 	if ev.Deleted {
-		delete(t.conditions, ev.Name)
+		delete(c, ev.Name)
 		return
 	}
 	conds := map[string]bool{}
 	for typ, status := range ev.Conditions {
 		conds[typ] = status == "True"
 	}
-	t.conditions[ev.Name] = conds
-	for _, typ := range trackedConditions {
-		if t.countTrue(typ) >= t.count {
-			t.markDone("cond:"+typ, ev.At)
-		}
-	}
+	c[ev.Name] = conds
 }
 
-// markDone records the first time key completed; call with mu held.
-func (t *coldTracker) markDone(key string, at time.Time) {
-	if _, ok := t.done[key]; !ok {
-		t.done[key] = at
-	}
-}
-
-// countTrue counts MultiClusterServices with condition typ True; call with mu held.
-func (t *coldTracker) countTrue(typ string) int {
+// countTrue counts the MultiClusterServices with condition typ True.
+func (c mcsConditions) countTrue(typ string) int {
 	n := 0
-	for _, c := range t.conditions {
-		if c[typ] {
+	for _, conds := range c {
+		if conds[typ] {
 			n++
 		}
 	}
 	return n
+}
+
+// firstTimes records when each key first completed.
+type firstTimes map[string]time.Time
+
+func (f firstTimes) mark(key string, at time.Time) {
+	if _, ok := f[key]; !ok {
+		f[key] = at
+	}
 }
 
 // sample is the tracker's counts now: created, slices per consumer, then per tracked condition.
@@ -108,7 +118,7 @@ func (t *coldTracker) sample(consumers []string) []int {
 		out = append(out, len(t.slices[c]))
 	}
 	for _, typ := range trackedConditions {
-		out = append(out, t.countTrue(typ))
+		out = append(out, t.conditions.countTrue(typ))
 	}
 	return out
 }
@@ -163,7 +173,7 @@ func (b *Bench) Cold(ctx context.Context, r *Report, opts ColdOptions) error {
 	}
 	r.Printf("Preparation (%d Services, %d slices): %s.\n\n", 2*opts.Count, opts.Count, FormatDuration(time.Since(prepStart)))
 
-	track := &coldTracker{count: opts.Count, provider: provider.Name, slices: map[string]map[string]bool{}, conditions: map[string]map[string]bool{}, done: map[string]time.Time{}}
+	track := &coldTracker{count: opts.Count, provider: provider.Name, slices: map[string]map[string]bool{}, conditions: mcsConditions{}, done: firstTimes{}}
 	for _, c := range consumers {
 		track.slices[c] = map[string]bool{}
 		if err := b.watchSlices(ctx, c, coldNamespace, dispatchedSelector(""), func(ev SliceEvent) {

@@ -43,6 +43,15 @@ type FlapOptions struct {
 // flapStream is the unrelated MultiClusterService whose slice changes run during the flaps.
 var flapStream = stream{namespace: "bench", service: "flap", slice: "flap-bench"}
 
+// evenSample picks about n of ids, evenly spread.
+func evenSample(ids []string, n int) []string {
+	var sample []string
+	for i := 0; i < len(ids); i += max(1, len(ids)/n) {
+		sample = append(sample, ids[i])
+	}
+	return sample
+}
+
 // flapReason is the reason of the Ready=False the benchmark writes, as a health controller
 // would with its own.
 const flapReason = "BenchFlap"
@@ -99,10 +108,7 @@ func (b *Bench) Flaps(ctx context.Context, r *Report, opts FlapOptions) error {
 	for i := range ids {
 		ids[i] = mcs.WorkflowID(coldNamespace, coldName(i))
 	}
-	var sample []string
-	for i := 0; i < len(ids); i += max(1, len(ids)/flapSample) {
-		sample = append(sample, ids[i])
-	}
+	sample := evenSample(ids, flapSample)
 
 	// The stream writes until the flaps end; its count is only an upper bound.
 	writeCtx, stopWriting := context.WithCancel(ctx)

@@ -83,16 +83,16 @@ type scaleTracker struct {
 	mu         sync.Mutex
 	want       map[string]bool // "<consumer>/<slice>": expected dispatched slices
 	have       map[string]bool // of them, those present with an endpoint
-	conditions map[string]map[string]bool
+	conditions mcsConditions
 	count      int // MultiClusterServices
 	created    int
-	done       map[string]time.Time
+	done       firstTimes // "slices", "conditions" -> when complete
 	seen       *sightings
 }
 
 func newScaleTracker(plan []scaleService) *scaleTracker {
-	t := &scaleTracker{want: map[string]bool{}, have: map[string]bool{}, conditions: map[string]map[string]bool{},
-		count: len(plan), done: map[string]time.Time{}, seen: &sightings{first: map[string]map[string]time.Time{}}}
+	t := &scaleTracker{want: map[string]bool{}, have: map[string]bool{}, conditions: mcsConditions{},
+		count: len(plan), done: firstTimes{}, seen: &sightings{first: map[string]map[string]time.Time{}}}
 	for _, s := range plan {
 		for _, c := range s.consumers {
 			for _, p := range s.providers {
@@ -117,45 +117,21 @@ func (t *scaleTracker) slice(cluster string, ev SliceEvent) {
 		delete(t.have, key)
 	}
 	if len(t.have) == len(t.want) {
-		t.markDone("slices", ev.At)
+		t.done.mark("slices", ev.At)
 	}
 }
 
 func (t *scaleTracker) mcs(ev MCSEvent) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if ev.Deleted {
-		delete(t.conditions, ev.Name)
-		return
-	}
-	conds := map[string]bool{}
-	for typ, status := range ev.Conditions {
-		conds[typ] = status == "True"
-	}
-	t.conditions[ev.Name] = conds
+	t.conditions.record(ev)
 	all := true
 	for _, typ := range trackedConditions {
-		all = all && t.countTrue(typ) >= t.count
+		all = all && t.conditions.countTrue(typ) >= t.count
 	}
 	if all {
-		t.markDone("conditions", ev.At)
+		t.done.mark("conditions", ev.At)
 	}
-}
-
-func (t *scaleTracker) markDone(key string, at time.Time) {
-	if _, ok := t.done[key]; !ok {
-		t.done[key] = at
-	}
-}
-
-func (t *scaleTracker) countTrue(typ string) int {
-	n := 0
-	for _, c := range t.conditions {
-		if c[typ] {
-			n++
-		}
-	}
-	return n
 }
 
 func (t *scaleTracker) doneAt(key string) (time.Time, bool) {
@@ -171,7 +147,7 @@ func (t *scaleTracker) sample() []int {
 	defer t.mu.Unlock()
 	out := []int{t.created, len(t.have)}
 	for _, typ := range trackedConditions {
-		out = append(out, t.countTrue(typ))
+		out = append(out, t.conditions.countTrue(typ))
 	}
 	return out
 }
@@ -548,7 +524,7 @@ func (b *Bench) scaleSteady(ctx context.Context, r *Report, stream *scaleStream,
 		"%d superseded by a later change of the same slice, **%d lost**. Latency to the slowest consumer:\n\n",
 		changes, len(l.all), l.superseded, l.lost)
 	s := Summarize(l.all)
-	r.Table([]string{"changes", "p50", "p90", "p99", "max", "mean"}, [][]string{append([]string{fmt.Sprint(s.N)}, s.cells()...)})
+	summaryTable(r, s)
 	r.Headline("scale: steady all-consumer p50", FormatDuration(s.P50))
 	r.Headline("scale: steady all-consumer p99", FormatDuration(s.P99))
 	if settleErr != nil {
@@ -649,7 +625,7 @@ func (b *Bench) scaleRestart(ctx context.Context, r *Report, stream *scaleStream
 		opts.Rate, FormatDuration(opts.Around), FormatDuration(stopped), FormatDuration(ready), len(l.all), l.superseded, l.lost,
 		FormatDuration(stall), FormatDuration(caughtUp))
 	s := Summarize(l.all)
-	r.Table([]string{"changes", "p50", "p90", "p99", "max", "mean"}, [][]string{append([]string{fmt.Sprint(s.N)}, s.cells()...)})
+	summaryTable(r, s)
 	r.Headline("scale: worker restart, longest change", FormatDuration(stall))
 	r.Headline("scale: worker restart, caught up after", FormatDuration(caughtUp))
 	return errors.Join(err, settleErr)
@@ -681,10 +657,7 @@ func (b *Bench) scaleFlaps(ctx context.Context, r *Report, stream *scaleStream, 
 			flapped = append(flapped, ids[i])
 		}
 	}
-	var sample []string
-	for i := 0; i < len(flapped); i += max(1, len(flapped)/flapSample) {
-		sample = append(sample, flapped[i])
-	}
+	sample := evenSample(flapped, flapSample)
 	unrelated := func(s scaleService) bool { return !s.involves(member) }
 	from := time.Now()
 	streamCtx, stopStream := context.WithCancel(ctx)
@@ -719,11 +692,16 @@ func (b *Bench) scaleFlaps(ctx context.Context, r *Report, stream *scaleStream, 
 	r.Table([]string{"flap", "False seen", "True again", "involved workflows idle (catch-up)"}, rows)
 	s := Summarize(l.all)
 	r.Printf("\nThe unrelated stream: %d changes delivered, %d superseded, **%d lost**:\n\n", len(l.all), l.superseded, l.lost)
-	r.Table([]string{"changes", "p50", "p90", "p99", "max", "mean"}, [][]string{append([]string{fmt.Sprint(s.N)}, s.cells()...)})
+	summaryTable(r, s)
 	r.Headline("scale: member flaps, unrelated change p99", FormatDuration(s.P99))
 	r.Headline("scale: member flaps, longest unrelated change", FormatDuration(stall))
 	if len(stream.errs) > 0 {
 		r.Printf("\n**%d writes failed**, first: %v\n", len(stream.errs), stream.errs[0])
 	}
 	return errors.Join(flapErr, settleErr)
+}
+
+// summaryTable reports a latency distribution as one row: how many, p50, p90, p99, max, mean.
+func summaryTable(r *Report, s Summary) {
+	r.Table([]string{"changes", "p50", "p90", "p99", "max", "mean"}, [][]string{append([]string{fmt.Sprint(s.N)}, s.cells()...)})
 }

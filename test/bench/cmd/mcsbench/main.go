@@ -164,8 +164,8 @@ func runOn(ctx context.Context, cfg config, backend, outDir string, r *bench.Rep
 	}()
 	envUp := time.Since(runStart)
 	svcStart := time.Now()
-	workerArgs := append([]string{"--kube-api-qps", "500", "--kube-api-burst", "1000"}, strings.Fields(cfg.workerArgs)...)
-	starterArgs := append([]string{"--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"}, strings.Fields(cfg.starterArgs)...)
+	workerArgs := bench.LoadWorkerArgs(strings.Fields(cfg.workerArgs)...)
+	starterArgs := bench.LoadStarterArgs(strings.Fields(cfg.starterArgs)...)
 	svc, err := service.Start(ctx, e, service.Options{WorkerArgs: workerArgs, StarterArgs: starterArgs})
 	if err != nil {
 		return err
@@ -224,11 +224,7 @@ func runOn(ctx context.Context, cfg config, backend, outDir string, r *bench.Rep
 	b.LogSection(r)
 
 	logsDir := filepath.Join(outDir, "logs", backend)
-	for _, c := range []string{"worker", "starter"} {
-		if err := bench.CopyTail(b.LogPath(c), filepath.Join(logsDir, "service-"+c+".log"), 8<<20); err != nil {
-			log.Printf("bench: keeping the %s log: %v", c, err)
-		}
-	}
+	b.KeepServiceLogs(logsDir)
 	r.Printf("\nOn `%s` the run took %s. The worker and starter logs are kept in %s (the environment's directory is removed).\n",
 		backend, bench.FormatDuration(time.Since(runStart)), logsDir)
 	return errors.Join(failures...)

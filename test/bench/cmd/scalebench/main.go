@@ -117,8 +117,8 @@ func measure(ctx context.Context, envOpts env.Options, opts bench.ScaleOptions, 
 		}
 	}()
 	envUp := time.Since(begin)
-	workerArgs := append([]string{"--kube-api-qps", "500", "--kube-api-burst", "1000"}, workerExtra...)
-	starterArgs := append([]string{"--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"}, starterExtra...)
+	workerArgs := bench.LoadWorkerArgs(workerExtra...)
+	starterArgs := bench.LoadStarterArgs(starterExtra...)
 	svcStart := time.Now()
 	svc, err := service.Start(ctx, e, service.Options{WorkerArgs: workerArgs, StarterArgs: starterArgs})
 	if err != nil {
@@ -140,11 +140,7 @@ func measure(ctx context.Context, envOpts env.Options, opts bench.ScaleOptions, 
 	scaleErr := b.Scale(ctx, r, opts)
 	b.LogSection(r)
 	logsDir := filepath.Join(root, ".bench", "logs", "scale")
-	for _, c := range []string{"worker", "starter"} {
-		if err := bench.CopyTail(b.LogPath(c), filepath.Join(logsDir, "service-"+c+".log"), 8<<20); err != nil {
-			log.Printf("bench: keeping the %s log: %v", c, err)
-		}
-	}
+	b.KeepServiceLogs(logsDir)
 	r.Printf("\nThe worker and starter logs are kept in %s.\n", logsDir)
 	return scaleErr
 }
