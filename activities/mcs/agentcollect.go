@@ -35,7 +35,7 @@ func (a *Activities) readAgentCollection(ctx context.Context, in CollectInput) (
 	if err != nil {
 		return res, err
 	}
-	works, err := a.listWorks(ctx, in.MCS, in.OthersWroteBefore, naming.RoleCollected, naming.RoleCollectRequest)
+	works, err := a.listWorksOfOthers(ctx, in.MCS, in.OthersWroteBefore, naming.RoleCollected, naming.RoleCollectRequest)
 	if err != nil {
 		return res, err
 	}

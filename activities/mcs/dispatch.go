@@ -25,7 +25,11 @@ func (a *Activities) DispatchEndpointSlices(ctx context.Context, in DispatchInpu
 
 func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInput) (DispatchResult, error) {
 	// One list serves both sides: the providers' collected Works and the consumer's dispatched ones.
-	works, err := a.listWorks(ctx, in.MCS, in.OthersWroteBefore, naming.RoleCollected, naming.RoleDispatched)
+	read := a.listWorks
+	if in.CollectedByAgents {
+		read = a.listWorksOfOthers
+	}
+	works, err := read(ctx, in.MCS, in.OthersWroteBefore, naming.RoleCollected, naming.RoleDispatched)
 	if err != nil {
 		return DispatchResult{}, err
 	}

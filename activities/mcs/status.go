@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,7 +37,7 @@ func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput)
 			return out, nil
 		}
 		if everyConsumerHasWorks(out) {
-			works, err := a.rereadWorks(ctx, cached)
+			works, _, err := a.rereadWorks(ctx, cached)
 			if err != nil {
 				return nil, err
 			}
@@ -60,23 +59,6 @@ func everyConsumerHasWorks(states []ConsumerApplied) bool {
 		}
 	}
 	return true
-}
-
-// rereadWorks reads each of works again from the API server, by name; a Work gone meanwhile
-// is left out.
-func (a *Activities) rereadWorks(ctx context.Context, works []unstructured.Unstructured) ([]unstructured.Unstructured, error) {
-	out := make([]unstructured.Unstructured, 0, len(works))
-	for _, w := range works {
-		fresh, err := a.ControlPlane.Resource(kube.Works).Namespace(w.GetNamespace()).Get(ctx, w.GetName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading Work %s/%s: %w", w.GetNamespace(), w.GetName(), err)
-		}
-		out = append(out, *fresh)
-	}
-	return out, nil
 }
 
 func allApplied(states []ConsumerApplied) bool {

@@ -122,6 +122,9 @@ type DispatchInput struct {
 	Unready []string `json:",omitempty"`
 	// OthersWroteBefore: see PropagateServiceInput.
 	OthersWroteBefore time.Time `json:",omitempty"`
+	// CollectedByAgents: some of Providers are Pull clusters, whose agents write their
+	// collected Works, so this process's cache may not know of each (see listWorksOfOthers).
+	CollectedByAgents bool `json:",omitempty"`
 }
 
 // DispatchResult counts the Works the consumer holds after the dispatch.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/temporal"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,14 +25,55 @@ import (
 // (any role when none is given): from the cache when it can answer, else from the API server.
 // othersWroteBefore is the workflow's word that another worker may have written them until
 // then (see PropagateServiceInput.OthersWroteBefore): unless the cache started watching well
-// after, it may not show those writes yet, and the API server is read.
+// after, it may not show those writes yet, and the API server is listed.
+//
+// While the watch lags behind this process's writes (a busy API server), the Works the cache
+// knows of are read again by name. Only the workflow, in this process, creates its Works, so
+// the cache knows every one of them; Karmada only updates their status or deletes them, which
+// the reads by name show. A list with a label selector costs the API server a pass over every
+// Work of the control plane, and a busy one is what makes the watch lag.
 func (a *Activities) listWorks(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) ([]unstructured.Unstructured, error) {
+	if othersWroteBefore.IsZero() || a.WorkCache.StartedAfter(othersWroteBefore) {
+		if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
+			return cached, nil
+		}
+		if known, ok := a.knownWorks(ref, roles...); ok {
+			return a.rereadKnown(ctx, known)
+		}
+	}
+	return a.listWorksLive(ctx, ref, roles...)
+}
+
+// listWorksOfOthers is listWorks for reads that include Works other processes create (what
+// karmada-agent collects): while the watch lags, the API server is listed.
+func (a *Activities) listWorksOfOthers(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) ([]unstructured.Unstructured, error) {
 	if othersWroteBefore.IsZero() || a.WorkCache.StartedAfter(othersWroteBefore) {
 		if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
 			return cached, nil
 		}
 	}
 	return a.listWorksLive(ctx, ref, roles...)
+}
+
+// knownWorks is what the cache knows of the Works of the MultiClusterService with one of
+// roles (any when none is given), even while its watch lags; ok is false when it cannot answer.
+func (a *Activities) knownWorks(ref Ref, roles ...string) ([]unstructured.Unstructured, bool) {
+	works, ok := a.WorkCache.Known(ref.Namespace, ref.Name)
+	if !ok {
+		return nil, false
+	}
+	return withRoles(works, roles), true
+}
+
+// rereadKnown reads each of works again by name, and tells the cache what it found, so that
+// its reads show it until the watch catches up.
+func (a *Activities) rereadKnown(ctx context.Context, works []unstructured.Unstructured) ([]unstructured.Unstructured, error) {
+	fresh, gone, err := a.rereadWorks(ctx, works)
+	if err != nil {
+		return nil, err
+	}
+	a.WorkCache.Reread(fresh, gone)
+	return fresh, nil
 }
 
 // cachedWorks is what the cache holds of the Works of the MultiClusterService with one of
@@ -41,13 +83,36 @@ func (a *Activities) cachedWorks(ctx context.Context, ref Ref, roles ...string) 
 	if !ok {
 		return nil, false
 	}
+	return withRoles(works, roles), true
+}
+
+// withRoles copies the works with one of roles (every one when none is given).
+func withRoles(works []*unstructured.Unstructured, roles []string) []unstructured.Unstructured {
 	out := make([]unstructured.Unstructured, 0, len(works))
 	for _, w := range works {
 		if len(roles) == 0 || slices.Contains(roles, naming.RoleOf(w.GetLabels())) {
 			out = append(out, *w)
 		}
 	}
-	return out, true
+	return out
+}
+
+// rereadWorks reads each of works again from the API server, by name: fresh are those found,
+// gone those deleted meanwhile.
+func (a *Activities) rereadWorks(ctx context.Context, works []unstructured.Unstructured) (fresh []unstructured.Unstructured, gone []*unstructured.Unstructured, err error) {
+	fresh = make([]unstructured.Unstructured, 0, len(works))
+	for i, w := range works {
+		got, err := a.ControlPlane.Resource(kube.Works).Namespace(w.GetNamespace()).Get(ctx, w.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			gone = append(gone, &works[i])
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading Work %s/%s: %w", w.GetNamespace(), w.GetName(), err)
+		}
+		fresh = append(fresh, *got)
+	}
+	return fresh, gone, nil
 }
 
 // listWorksLive lists the Works of the MultiClusterService with one of roles from the API

@@ -142,6 +142,17 @@ func (c *Cache) StartedAfter(t time.Time) bool {
 // process made to them; ok is false when the caller must read the API server. The objects
 // are shared: callers must not modify them.
 func (c *Cache) Works(_ context.Context, namespace, name string) (works []*unstructured.Unstructured, ok bool) {
+	return c.works(namespace, name, false)
+}
+
+// Known returns what Works does, also while the watch lags behind this process's writes: the
+// Works the cache knows of, to be read again by name (see Reread). ok is false when the cache
+// cannot answer at all (not synced, or resourceVersions it cannot order).
+func (c *Cache) Known(namespace, name string) (works []*unstructured.Unstructured, ok bool) {
+	return c.works(namespace, name, true)
+}
+
+func (c *Cache) works(namespace, name string, evenLagging bool) (works []*unstructured.Unstructured, ok bool) {
 	if c == nil || !c.informer.HasSynced() {
 		return nil, false
 	}
@@ -150,7 +161,7 @@ func (c *Cache) Works(_ context.Context, namespace, name string) (works []*unstr
 	// the overlay: the handlers take it too.
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.opaque || lagging(c.awaiting[key], time.Now()) {
+	if c.opaque || !evenLagging && lagging(c.awaiting[key], time.Now()) {
 		return nil, false
 	}
 	objs, err := c.informer.GetIndexer().ByIndex(byMCS, key)
@@ -293,6 +304,17 @@ func goneBeforeList(u *unstructured.Unstructured, listed map[string]bool, roles 
 	}
 	rv, known := versionOf(u)
 	return known && rv <= listVersion
+}
+
+// Reread records Works read again by name from the API server: each of fresh stands in for an
+// older copy, and each of gone is hidden, until the watch catches up, as after Listed.
+func (c *Cache) Reread(fresh []unstructured.Unstructured, gone []*unstructured.Unstructured) {
+	for i := range fresh {
+		c.expect(&fresh[i], false)
+	}
+	for _, w := range gone {
+		c.expect(w, true)
+	}
 }
 
 // Wrote records that this process wrote work (as the API server returned it).

@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
-	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
 // The first generation of the slice path: collect from the changed providers, then dispatch to
@@ -42,8 +41,7 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 			futures = append(futures, collectPull(ctx, *r.obs, in))
 			continue
 		}
-		collect := summary.Local(ctx, "collect EndpointSlices of %s from %s", r.ref, p)
-		futures = append(futures, workflow.ExecuteLocalActivity(collect, activities.CollectEndpointSlices, in))
+		futures = append(futures, startStep(ctx, activities.CollectEndpointSlices, in, "collect EndpointSlices of %s from %s", r.ref, p))
 	}
 	var changed []string
 	for i, p := range targets {
@@ -95,7 +93,8 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 		if !full && len(in.Providers) == 0 {
 			continue
 		}
-		calls = append(calls, call{c, workflow.ExecuteLocalActivity(r.dispatchSummary(ctx, in), activities.DispatchEndpointSlices, in)})
+		in.CollectedByAgents = anyPull(obs, in.Providers)
+		calls = append(calls, call{c, startStep(ctx, activities.DispatchEndpointSlices, in, "%s", r.dispatchSummary(in))})
 	}
 	anyChanged := false
 	for _, c := range calls {

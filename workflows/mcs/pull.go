@@ -44,8 +44,7 @@ func anyPull(obs act.Observation, clusters []string) bool {
 // or, beside Karmada, by its karmada-agent, whose collection is read here.
 func collectPull(ctx workflow.Context, obs act.Observation, in act.CollectInput) workflow.Future {
 	if obs.KarmadaAgents {
-		read := summary.Local(ctx, "read the EndpointSlices of %s that karmada-agent collected from %s", in.MCS, in.Provider)
-		return workflow.ExecuteLocalActivity(read, activities.ReadAgentCollection, in)
+		return startStep(ctx, activities.ReadAgentCollection, in, "read the EndpointSlices of %s that karmada-agent collected from %s", in.MCS, in.Provider)
 	}
 	return collectOnAgent(ctx, in)
 }

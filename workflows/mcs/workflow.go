@@ -153,7 +153,7 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 }
 
 // localActivityOptions are bounded by the run's workflow task (workflowtask.BoundLocal): a step
-// that takes longer fails, and the reconcile is retried with backoff.
+// that takes longer runs again as a regular activity (step.Get).
 var localActivityOptions = workflow.LocalActivityOptions{
 	ScheduleToCloseTimeout: 30 * time.Second,
 	StartToCloseTimeout:    10 * time.Second,
