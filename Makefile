@@ -94,13 +94,14 @@ e2e: tools network-proxy-tools ## End-to-end tests against the real local enviro
 # The part of the end-to-end suite that runs again on the Temporal server (PostgreSQL, several
 # history shards, mTLS): propagation, dispatch, scaling, deletion, two workers with crashes,
 # unhealthy-provider cleanup, and the provisioning happy path; and the rolling upgrade from the
-# previous release and back, which needs that server (Worker Versioning moves pinned runs at
+# previous release and back, and the rescue of runs stranded on a version whose workers were
+# killed, which need that server (Worker Versioning moves pinned runs at
 # continue-as-new from Temporal 1.32 on; the dev server is 1.29). The disruptive cases, which run
 # last, are subtests of TestDisruptiveCasesLast (test/e2e/disruptive_test.go): selected here, in
 # BESIDE_E2E_RUN and in replay-record as TestDisruptiveCasesLast/<case>. The part after the
 # slash filters the subtests of every test the part before it selects: the other tests these
 # patterns name have no subtests, and must keep it so (or get a pattern of their own).
-SERVER_E2E_RUN := ^(TestWorkerWithoutClientCertificateNamesTLS|TestRollingUpgradeAndRollback|TestMCSProviderToConsumer|TestMCSScaleProvider|TestMCSDeleted|TestMCSTwoWorkersOneKeepsCrashing)$$|^TestDisruptiveCasesLast$$/^TestMCSUnhealthyProviderGrace$$
+SERVER_E2E_RUN := ^(TestWorkerWithoutClientCertificateNamesTLS|TestRollingUpgradeAndRollback|TestStrandedRunsMoveToTheCurrentVersion|TestMCSProviderToConsumer|TestMCSScaleProvider|TestMCSDeleted|TestMCSTwoWorkersOneKeepsCrashing)$$|^TestDisruptiveCasesLast$$/^TestMCSUnhealthyProviderGrace$$
 
 .PHONY: e2e-temporal-server
 e2e-temporal-server: tools ## End-to-end subset against the Temporal server on PostgreSQL with mTLS.

@@ -96,6 +96,14 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 	}
 	defer func() { _ = metrics.Shutdown(context.Background()) }()
 
+	// The control plane's workers rescue the runs stranded on a version whose workers are gone.
+	var rescuer *workerdeployment.Rescuer
+	if opts.Cluster == "" && opts.StrandedAfter > 0 {
+		if rescuer, err = workerdeployment.NewRescuer(opts.StrandedAfter, metrics.Registry, logger); err != nil {
+			return err
+		}
+	}
+
 	deps, err := newDependencies(opts, logger, metrics)
 	if err != nil {
 		return err
@@ -219,7 +227,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 			zap.String("agentOf", opts.Cluster), zap.String("version", versionName(deployment)))
 		if deployment.UseVersioning {
 			k := &workerdeployment.Keeper{Client: temporal, Version: deployment.Version, Promote: opts.PromoteVersion,
-				Interval: deploymentInterval, SignalsPerSecond: drainSignalsPerSecond, Logger: logger}
+				Interval: deploymentInterval, SignalsPerSecond: drainSignalsPerSecond, Logger: logger, Rescuer: rescuer}
 			keeper.Store(k)
 			go k.Run(ctx)
 		}

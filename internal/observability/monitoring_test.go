@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,7 @@ import (
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	"github.com/karmadaflow/karmadaflow/internal/capabilities"
 	"github.com/karmadaflow/karmadaflow/internal/observability"
+	"github.com/karmadaflow/karmadaflow/internal/workerdeployment"
 	"github.com/karmadaflow/karmadaflow/starter/certexpiry"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 )
@@ -83,6 +85,8 @@ func projectMetrics(t *testing.T) map[string]bool {
 	_, err = capabilities.NewPollers(nil, r, zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, certexpiry.Register(r, cache.NewStore(cache.MetaNamespaceKeyFunc)))
+	_, err = workerdeployment.NewRescuer(time.Minute, r, zap.NewNop())
+	require.NoError(t, err)
 
 	names := map[string]bool{}
 	descs := make(chan *prometheus.Desc, 100)

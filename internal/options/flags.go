@@ -87,6 +87,7 @@ func (o *Options) addWorkerFlags(sections *cliflag.NamedFlagSets, temporal *pfla
 	fs.BoolVar(&o.WorkerVersioning, "worker-versioning", o.WorkerVersioning, "register as a version of the Worker Deployment --worker-deployment, named by the build's version stamp: each run is pinned to the version that started it and moves to the current version when it continues as new (docs/temporal-in-production.md: Upgrades)")
 	fs.StringVar(&o.WorkerDeployment, "worker-deployment", o.WorkerDeployment, "name of the Temporal Worker Deployment the worker's version belongs to")
 	fs.BoolVar(&o.PromoteVersion, "promote-version", o.PromoteVersion, "once polling, make this worker's version the deployment's current version when it was created after the current version last changed (a new release); never for an older one, so a rollback stays an explicit set-current-version")
+	fs.DurationVar(&o.StrandedAfter, "stranded-after", o.StrandedAfter, "while this worker's version is current, a run still pinned to another version this long after the workers of that version should have woken it is stranded (they are gone): one on an older version is moved to the current one, one on a newer version is counted in karmadaflow_worker_stranded_runs (0: neither)")
 	fs.Float64Var(&o.ActivitiesPerSecond, "activities-per-second", o.ActivitiesPerSecond, "activities started per second on each task queue, across all workers (0: unlimited)")
 
 	fs = sections.FlagSet("proxy")

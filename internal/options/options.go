@@ -95,6 +95,9 @@ type Options struct {
 	// when it is newer than the last change of the current version (a rollout); a rollback is
 	// an explicit set-current-version.
 	PromoteVersion bool
+	// StrandedAfter is how long a run may stay pinned to a version other than the current one
+	// before the current version's workers take it as stranded (workerdeployment.Rescuer).
+	StrandedAfter time.Duration
 
 	// Starter only.
 	TriggerWorkers int // goroutines per trigger that send signals
@@ -228,6 +231,7 @@ func Default(component Component) *Options {
 		WorkerVersioning:              true,
 		WorkerDeployment:              "karmadaflow",
 		PromoteVersion:                true,
+		StrandedAfter:                 10 * time.Minute,
 		LeaderElection: LeaderElection{
 			LeaseDuration: 15 * time.Second,
 			RenewDeadline: 10 * time.Second,

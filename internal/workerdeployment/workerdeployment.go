@@ -8,6 +8,13 @@
 // still pinned to it with a resync {"Wake":true} (Keeper), on which the run continues as new
 // (workflows/entity). They must run until their version has drained: no run is pinned to it any
 // more.
+//
+// Workers that were killed before their version drained leave runs pinned to it that no worker
+// takes: stranded. The current version's workers find them (Rescuer): a run stranded on an
+// older version is moved onto the current one with an AutoUpgrade versioning override, since
+// newer code replays older histories (every change goes behind workflow.GetVersion), and woken
+// to continue as new there. A run pinned to a newer version (after a rollback) is only
+// counted: older code cannot replay it.
 package workerdeployment
 
 import (
@@ -19,7 +26,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -57,6 +63,9 @@ type Keeper struct {
 	// SignalsPerSecond bounds the resync signals of a drain.
 	SignalsPerSecond float32
 	Logger           *zap.Logger
+	// Rescuer, when set, moves or counts the runs stranded on other versions while Version is
+	// current.
+	Rescuer *Rescuer
 
 	mu sync.Mutex // one pass at a time: Run's, or Drained's while the worker stops
 	// settled: the version was registered and the keeper decided about promoting it once.
@@ -108,7 +117,7 @@ func (k *Keeper) pass(ctx context.Context, limiter flowcontrol.RateLimiter) erro
 	if current == k.Version.BuildID {
 		k.woken, k.current = nil, current
 		k.settled.Store(true)
-		return nil
+		return k.Rescuer.pass(ctx, k.Client, info, k.Version)
 	}
 	registered, newer := newer(info, k.Version.BuildID)
 	if !registered {
@@ -200,14 +209,18 @@ func (k *Keeper) drain(ctx context.Context, limiter flowcontrol.RateLimiter) err
 			if err := limiter.Wait(ctx); err != nil {
 				return err
 			}
-			var notFound *serviceerror.NotFound
-			pinned, err := k.pinned(ctx, id, runID)
-			if errors.As(err, &notFound) || err == nil && !pinned {
+			// As the run itself says, not visibility: a wake goes only to a run whose next
+			// workflow task this version's workers take, so that no other release ever reads
+			// one. Visibility can still list a run that has just continued as new under its
+			// predecessor's version, which an older release then runs.
+			pinned, err := pinnedTo(ctx, k.Client, id, runID, k.Version)
+			if err != nil {
+				return err
+			}
+			if !pinned {
 				continue
 			}
-			if err != nil {
-				return fmt.Errorf("describing %s: %w", id, err)
-			}
+			var notFound *serviceerror.NotFound
 			if err := k.Client.SignalWorkflow(ctx, id, runID, SignalResync, wake); err != nil && !errors.As(err, &notFound) {
 				return fmt.Errorf("waking %s: %w", id, err)
 			}
@@ -223,23 +236,6 @@ func (k *Keeper) drain(ctx context.Context, limiter flowcontrol.RateLimiter) err
 			zap.String("version", Name(k.Version)), zap.String("current", k.current), zap.Int("runs", woken))
 	}
 	return nil
-}
-
-// pinned tells whether the run is pinned to the keeper's version, as the run itself says, not
-// visibility: a wake goes only to a run whose next workflow task this version's workers take,
-// so that no other release ever reads one. Visibility can still list a run that has just
-// continued as new under its predecessor's version, which an older release then runs.
-func (k *Keeper) pinned(ctx context.Context, id, runID string) (bool, error) {
-	d, err := k.Client.DescribeWorkflowExecution(ctx, id, runID)
-	if err != nil {
-		return false, err
-	}
-	info := d.GetWorkflowExecutionInfo()
-	v := info.GetVersioningInfo()
-	return info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING &&
-		v.GetBehavior() == enumspb.VERSIONING_BEHAVIOR_PINNED && v.GetVersioningOverride() == nil &&
-		v.GetDeploymentVersion().GetDeploymentName() == k.Version.DeploymentName &&
-		v.GetDeploymentVersion().GetBuildId() == k.Version.BuildID, nil
 }
 
 // MinServerVersion is the oldest Temporal server the worker registers a version with: the

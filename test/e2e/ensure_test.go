@@ -113,6 +113,13 @@ func startedTotal(t *testing.T, instance, kind, reason string) float64 {
 func metricValue(t *testing.T, instance, series string) (v float64, ok bool) {
 	t.Helper()
 	_, body := httpGet(t, "http://"+svc.MetricsAddress(instance)+"/metrics")
+	return seriesValue(t, body, series)
+}
+
+// seriesValue is the value of series (name and labels) in a /metrics body; ok is false when
+// the body has none.
+func seriesValue(t *testing.T, body, series string) (v float64, ok bool) {
+	t.Helper()
 	for line := range strings.Lines(body) {
 		if value, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
 			v, err := strconv.ParseFloat(value, 64)

@@ -86,11 +86,7 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 	pkgVersion := worker.WorkerDeploymentVersion{DeploymentName: "karmadaflow", BuildID: pkgBuild}
 	nextVersion := worker.WorkerDeploymentVersion{DeploymentName: "karmadaflow", BuildID: "e2e-next"}
 	t.Cleanup(func() {
-		// Back to the package's service: its version is older than the last change, so it is
-		// made current explicitly, as a rollback is.
-		require.NoError(t, svc.StartWorkers(context.Background()))
-		eventually(t, time.Minute, func() error { return setCurrent(deployments, pkgBuild) })
-		waitDrained(t, c, nextVersion)
+		backToPackageWorkers(t, c, pkgBuild, nextVersion)
 		previous.Stop()
 		next.Stop()
 		require.NoError(t, svc.StartComponent(context.Background(), "starter"))
@@ -264,6 +260,16 @@ func nondeterminismLines(path string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// backToPackageWorkers starts the package's service's workers again and makes their version
+// current: it is older than the last change, so explicitly, as a rollback is. It returns once
+// no run is pinned to the newest version any more, whose workers may then stop.
+func backToPackageWorkers(t *testing.T, c client.Client, pkgBuild string, newest worker.WorkerDeploymentVersion) {
+	t.Helper()
+	require.NoError(t, svc.StartWorkers(context.Background()))
+	eventually(t, time.Minute, func() error { return setCurrent(c.WorkerDeploymentClient().GetHandle("karmadaflow"), pkgBuild) })
+	waitDrained(t, c, newest)
 }
 
 // setCurrent makes a version of the deployment current ("" the unversioned workers).
