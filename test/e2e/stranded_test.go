@@ -11,7 +11,6 @@ import (
 
 	"github.com/karmadaflow/karmadaflow/internal/version"
 	"github.com/karmadaflow/karmadaflow/internal/workerdeployment"
-	"github.com/karmadaflow/karmadaflow/test/env"
 	"github.com/karmadaflow/karmadaflow/test/service"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
@@ -27,10 +26,7 @@ const strandedServices = 3
 // version, and none counts as stranded (only runs on a newer version would). It needs a
 // Temporal server with Worker Versioning (the PostgreSQL backend).
 func TestStrandedRunsMoveToTheCurrentVersion(t *testing.T) {
-	standaloneOnly(t)
-	if testEnv.Temporal.Backend != env.TemporalPostgres {
-		t.Skipf("needs Temporal server %s or later: %s=%s", workerdeployment.MinServerVersion, env.TemporalBackendVariable, env.TemporalPostgres)
-	}
+	needsWorkerVersioning(t)
 	ctx := context.Background()
 	c := dialTemporal(t)
 	m1, m2, _ := members(t)

@@ -58,10 +58,7 @@ var nondeterminism = regexp.MustCompile(`(?i)TMPRL1100|nondetermin`)
 // any log or metric. It needs a Temporal server that moves pinned runs at continue-as-new
 // (workerdeployment.MinServerVersion): the Temporal server backend (make e2e-temporal-server).
 func TestRollingUpgradeAndRollback(t *testing.T) {
-	standaloneOnly(t)
-	if testEnv.Temporal.Backend != env.TemporalPostgres {
-		t.Skipf("needs Temporal server %s or later: %s=%s", workerdeployment.MinServerVersion, env.TemporalBackendVariable, env.TemporalPostgres)
-	}
+	needsWorkerVersioning(t)
 	ctx := context.Background()
 	c := dialTemporal(t)
 	m1, m2, _ := members(t)
@@ -260,6 +257,16 @@ func nondeterminismLines(path string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// needsWorkerVersioning skips a test unless it runs standalone on a Temporal server that moves
+// pinned runs at continue-as-new (the PostgreSQL backend; the dev server is older).
+func needsWorkerVersioning(t *testing.T) {
+	t.Helper()
+	standaloneOnly(t)
+	if testEnv.Temporal.Backend != env.TemporalPostgres {
+		t.Skipf("needs Temporal server %s or later: %s=%s", workerdeployment.MinServerVersion, env.TemporalBackendVariable, env.TemporalPostgres)
+	}
 }
 
 // backToPackageWorkers starts the package's service's workers again and makes their version
