@@ -43,7 +43,7 @@ func (r *reconciler) collectAndDispatch(ctx workflow.Context, plan Plan, obs act
 			in.Dispatch = append(in.Dispatch, d)
 			consumers = append(consumers, c)
 		}
-		calls = append(calls, call{in, startStep(ctx, activities.CollectAndDispatch, in,
+		calls = append(calls, call{in, r.startStep(ctx, activities.CollectAndDispatch, in,
 			"collect EndpointSlices of %s from %s and dispatch them to %s", r.ref, p, summary.List(consumers))})
 	}
 	anyChanged := false

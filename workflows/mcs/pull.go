@@ -42,9 +42,9 @@ func anyPull(obs act.Observation, clusters []string) bool {
 
 // collectPull has a Pull provider's slices collected: by karmadaflow's agent in the member,
 // or, beside Karmada, by its karmada-agent, whose collection is read here.
-func collectPull(ctx workflow.Context, obs act.Observation, in act.CollectInput) workflow.Future {
+func (r *reconciler) collectPull(ctx workflow.Context, obs act.Observation, in act.CollectInput) workflow.Future {
 	if obs.KarmadaAgents {
-		return startStep(ctx, activities.ReadAgentCollection, in, "read the EndpointSlices of %s that karmada-agent collected from %s", in.MCS, in.Provider)
+		return r.startStep(ctx, activities.ReadAgentCollection, in, "read the EndpointSlices of %s that karmada-agent collected from %s", in.MCS, in.Provider)
 	}
 	return collectOnAgent(ctx, in)
 }

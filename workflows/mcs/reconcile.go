@@ -31,7 +31,13 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		r.othersWroteBefore = earlierWritesEnd(r.lastReconcileEnd, workflow.GetInfo(ctx))
 	}
 	runsHere := !workflow.IsReplaying(ctx)
-	defer func() { r.lastReconcileEnd = workflow.Now(ctx) }()
+	r.stepsElsewhere = false
+	defer func() {
+		r.lastReconcileEnd = workflow.Now(ctx)
+		if r.stepsElsewhere {
+			r.worksUnread = true
+		}
+	}()
 
 	targeted := r.targetedClusters(ctx, pending)
 	if len(pending.Clusters) > 0 && !targeted {
@@ -39,7 +45,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	}
 	if pending.Full || r.obs == nil || targeted {
 		var obs act.Observation
-		observe := startStep(ctx, activities.ObserveMCS, r.ref, "read MultiClusterService %s, its Service and the Clusters", r.ref)
+		observe := r.startStep(ctx, activities.ObserveMCS, r.ref, "read MultiClusterService %s, its Service and the Clusters", r.ref)
 		if err := observe.Get(ctx, &obs); err != nil {
 			r.fail(ctx, now, PhaseObservationError)
 			return false
@@ -58,7 +64,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	case !obs.Exists || obs.Deleting:
 		return r.remove(ctx, now, obs)
 	case !obs.HasFinalizer:
-		add := startStep(ctx, activities.AddFinalizer, r.ref, "add the finalizer to MultiClusterService %s", r.ref)
+		add := r.startStep(ctx, activities.AddFinalizer, r.ref, "add the finalizer to MultiClusterService %s", r.ref)
 		if err := add.Get(ctx, nil); err != nil {
 			r.fail(ctx, now, PhaseReconciling)
 			return false
@@ -95,7 +101,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	if pending.Full {
 		in := act.PropagateServiceInput{MCS: r.ref, Clusters: plan.ServiceClusters(), Ports: obs.Ports, DetectedAt: pending.DetectedAt,
 			Unready: notReady(obs.Clusters), OthersWroteBefore: r.othersWroteBefore}
-		propagate := startStep(ctx, activities.PropagateService, in, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
+		propagate := r.startStep(ctx, activities.PropagateService, in, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
 		if err := propagate.Get(ctx, nil); err != nil {
 			out.ServiceErr, failed = errorMessage(err), true
 		}
@@ -113,7 +119,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	}
 	if pending.Full || pending.Applied || dispatchChanged {
 		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied}
-		observe := startStep(ctx, activities.ObserveApplied, in, "check that the EndpointSlices of %s are applied in %s", r.ref, summary.List(in.Consumers))
+		observe := r.startStep(ctx, activities.ObserveApplied, in, "check that the EndpointSlices of %s are applied in %s", r.ref, summary.List(in.Consumers))
 		if err := observe.Get(ctx, &r.applied); err != nil {
 			failed = true
 		}
@@ -174,10 +180,10 @@ func notReady(clusters []act.ClusterState) []string {
 // prune removes the collected Works of clusters that are no longer providers and the
 // dispatched Works of clusters that are no longer consumers.
 func (r *reconciler) prune(ctx workflow.Context, plan Plan) bool {
-	collected := startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers,
+	collected := r.startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers,
 		Prune: true, OthersWroteBefore: r.othersWroteBefore},
 		"delete the EndpointSlices of %s collected from clusters other than %s", r.ref, summary.List(plan.Providers))
-	dispatched := startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers,
+	dispatched := r.startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers,
 		Prune: true, OthersWroteBefore: r.othersWroteBefore},
 		"delete the EndpointSlices of %s dispatched to clusters other than %s", r.ref, summary.List(plan.Consumers))
 	errCollected, errDispatched := collected.Get(ctx, nil), dispatched.Get(ctx, nil)
@@ -191,7 +197,7 @@ func (r *reconciler) remove(ctx workflow.Context, now time.Time, obs act.Observa
 		return false
 	}
 	if obs.Exists && obs.HasFinalizer {
-		release := startStep(ctx, activities.RemoveFinalizer, r.ref, "remove the finalizer from MultiClusterService %s", r.ref)
+		release := r.startStep(ctx, activities.RemoveFinalizer, r.ref, "remove the finalizer from MultiClusterService %s", r.ref)
 		if err := release.Get(ctx, nil); err != nil {
 			r.fail(ctx, now, PhaseDeleted)
 			return false
@@ -201,7 +207,7 @@ func (r *reconciler) remove(ctx workflow.Context, now time.Time, obs act.Observa
 }
 
 func (r *reconciler) deleteWorks(ctx workflow.Context, now time.Time) bool {
-	remove := startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref}, "delete every Work of %s in every cluster", r.ref)
+	remove := r.startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref}, "delete every Work of %s in every cluster", r.ref)
 	if err := remove.Get(ctx, nil); err != nil {
 		r.fail(ctx, now, r.state.Phase)
 		return false

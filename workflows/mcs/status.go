@@ -46,7 +46,7 @@ func (r *reconciler) writeStatus(ctx workflow.Context, conds []act.Condition) {
 		return
 	}
 	in := act.StatusInput{MCS: r.ref, Generation: r.state.Generation, Conditions: conds, Withdrawn: r.state.Withdrawn}
-	write := startStep(ctx, activities.WriteStatus, in, "write the status of %s: %s", r.ref, conditionList(conds))
+	write := r.startStep(ctx, activities.WriteStatus, in, "write the status of %s: %s", r.ref, conditionList(conds))
 	if err := write.Get(ctx, nil); err != nil {
 		r.pending.Full = true
 		r.scheduleRetry(workflow.Now(ctx))

@@ -35,6 +35,7 @@ var slowStepOptions = workflow.ActivityOptions{
 
 // step is a step of a reconcile started as a local activity. It is a workflow.Future.
 type step struct {
+	r     *reconciler
 	what  string // the summary shown beside it in the history
 	fn    any
 	in    any
@@ -43,9 +44,9 @@ type step struct {
 }
 
 // startStep starts fn(in) as a local activity; format and args make its summary.
-func startStep(ctx workflow.Context, fn, in any, format string, args ...any) *step {
+func (r *reconciler) startStep(ctx workflow.Context, fn, in any, format string, args ...any) *step {
 	what := fmt.Sprintf(format, args...)
-	return &step{what: what, fn: fn, in: in, local: workflow.ExecuteLocalActivity(summary.Local(ctx, "%s", what), fn, in)}
+	return &step{r: r, what: what, fn: fn, in: in, local: workflow.ExecuteLocalActivity(summary.Local(ctx, "%s", what), fn, in)}
 }
 
 // Get waits for the step's result. A local activity that missed its deadline runs again as a
@@ -60,6 +61,7 @@ func (s *step) Get(ctx workflow.Context, result any) error {
 	}
 	again := summary.Activity(workflow.WithActivityOptions(ctx, slowStepOptions), "%s (again: too slow for a local activity)", s.what)
 	s.again = workflow.ExecuteActivity(again, s.fn, s.in)
+	s.r.stepsElsewhere = true
 	return s.again.Get(ctx, result)
 }
 

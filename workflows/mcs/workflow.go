@@ -175,7 +175,11 @@ type reconciler struct {
 	// (othersWroteBefore, act.PropagateServiceInput.OthersWroteBefore): the end of the last
 	// reconcile, or the start of a run that continued another. These change activity inputs
 	// only, never a command, so a history replays the same whatever they were when written.
-	worksUnread       bool
+	worksUnread bool
+	// stepsElsewhere: a step of the current reconcile ran as a regular activity, which any
+	// worker may have run: the Works it wrote may not show in this process's cache, so the
+	// next reconcile is told so as after a move (worksUnread).
+	stepsElsewhere    bool
 	othersWroteBefore time.Time
 	// lastReconcileEnd is the workflow time at the end of the last reconcile.
 	lastReconcileEnd time.Time

@@ -143,18 +143,25 @@ func TestFullReconcileDispatchesAndReportsReady(t *testing.T) {
 }
 
 // A step whose local activity runs out of its time (a share of the workflow task timeout)
-// runs again at once as a regular activity: the reconcile neither fails nor starts over.
+// runs again at once as a regular activity: the reconcile neither fails nor starts over. Any
+// worker may have run that activity, so the next reconcile tells its steps that others may
+// have written the Works.
 func TestSlowStepRunsAgainAsARegularActivity(t *testing.T) {
 	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
 	rec.slowLocalDispatch = true
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{WorkflowTaskTimeout: time.Second})
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
+	}, 3*time.Second)
 	wftest.CheckAt(t, env, 5*time.Second, func() {
+		require.Len(t, rec.othersWrote["CollectAndDispatch"], 1)
+		assert.False(t, rec.othersWrote["CollectAndDispatch"][0].IsZero(), "the reconcile after one with a step run as an activity")
 		assert.Equal(t, []bool{true, false}, rec.dispatchLocal, "the dispatch: local, then again as a regular activity")
-		require.Len(t, rec.dispatch, 1)
+		require.Len(t, rec.dispatch, 2, "the full reconcile's dispatch, then the change's")
 		s := wftest.Query[State](t, env, QueryState)
 		assert.Equal(t, PhaseReady, s.Phase)
 		assert.Zero(t, s.Failures)
-		assert.Equal(t, 1, s.Reconciles)
+		assert.Equal(t, 2, s.Reconciles)
 		for _, c := range rec.status[len(rec.status)-1].Conditions {
 			assert.Equal(t, "True", c.Status, c.Type)
 		}
