@@ -43,8 +43,8 @@ func (r *reconciler) collectAndDispatch(ctx workflow.Context, plan Plan, obs act
 			in.Dispatch = append(in.Dispatch, d)
 			consumers = append(consumers, c)
 		}
-		calls = append(calls, call{in, r.startStep(ctx, activities.CollectAndDispatch, in,
-			"collect EndpointSlices of %s from %s and dispatch them to %s", r.ref, p, summary.List(consumers))})
+		work := summary.Local(ctx, "collect EndpointSlices of %s from %s and dispatch them to %s", r.ref, p, summary.List(consumers))
+		calls = append(calls, call{in, workflow.ExecuteLocalActivity(work, activities.CollectAndDispatch, in)})
 	}
 	anyChanged := false
 	failed := map[string]bool{} // consumers, over every provider's call

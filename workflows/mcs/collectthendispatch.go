@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
+	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
 // The first generation of the slice path: collect from the changed providers, then dispatch to
@@ -38,10 +39,11 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 		}
 		in := act.CollectInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore}
 		if isPull(r.obs, p) && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
-			futures = append(futures, r.collectPull(ctx, *r.obs, in))
+			futures = append(futures, collectPull(ctx, *r.obs, in))
 			continue
 		}
-		futures = append(futures, r.startStep(ctx, activities.CollectEndpointSlices, in, "collect EndpointSlices of %s from %s", r.ref, p))
+		collect := summary.Local(ctx, "collect EndpointSlices of %s from %s", r.ref, p)
+		futures = append(futures, workflow.ExecuteLocalActivity(collect, activities.CollectEndpointSlices, in))
 	}
 	var changed []string
 	for i, p := range targets {
@@ -94,7 +96,7 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 			continue
 		}
 		in.CollectedByAgents = anyPull(obs, in.Providers)
-		calls = append(calls, call{c, r.startStep(ctx, activities.DispatchEndpointSlices, in, "%s", r.dispatchSummary(in))})
+		calls = append(calls, call{c, workflow.ExecuteLocalActivity(r.dispatchSummary(ctx, in), activities.DispatchEndpointSlices, in)})
 	}
 	anyChanged := false
 	for _, c := range calls {

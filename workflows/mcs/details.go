@@ -10,21 +10,22 @@ import (
 	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
-// dispatchSummary says what a dispatch does: how many of the slices collected from which
-// providers go to the consumer, and whether they replace all the consumer holds.
-func (r *reconciler) dispatchSummary(in act.DispatchInput) string {
+// dispatchSummary returns ctx whose local activity says what a dispatch does: how many of the
+// slices collected from which providers go to the consumer, and whether they replace all the
+// consumer holds.
+func (r *reconciler) dispatchSummary(ctx workflow.Context, in act.DispatchInput) workflow.Context {
 	if len(in.Providers) == 0 {
-		return fmt.Sprintf("remove the EndpointSlices of %s from %s: no provider serves it", r.ref, in.Consumer)
+		return summary.Local(ctx, "remove the EndpointSlices of %s from %s: no provider serves it", r.ref, in.Consumer)
 	}
 	slices := 0
 	for _, p := range in.Providers {
 		slices += len(r.state.Slices[p])
 	}
 	if in.Exclusive {
-		return fmt.Sprintf("dispatch %s of %s from %s to %s, replacing all it holds",
+		return summary.Local(ctx, "dispatch %s of %s from %s to %s, replacing all it holds",
 			summary.Count(slices, "EndpointSlice"), r.ref, summary.List(in.Providers), in.Consumer)
 	}
-	return fmt.Sprintf("dispatch %s of %s from %s to %s",
+	return summary.Local(ctx, "dispatch %s of %s from %s to %s",
 		summary.Count(slices, "EndpointSlice"), r.ref, summary.List(in.Providers), in.Consumer)
 }
 

@@ -42,9 +42,10 @@ func anyPull(obs act.Observation, clusters []string) bool {
 
 // collectPull has a Pull provider's slices collected: by karmadaflow's agent in the member,
 // or, beside Karmada, by its karmada-agent, whose collection is read here.
-func (r *reconciler) collectPull(ctx workflow.Context, obs act.Observation, in act.CollectInput) workflow.Future {
+func collectPull(ctx workflow.Context, obs act.Observation, in act.CollectInput) workflow.Future {
 	if obs.KarmadaAgents {
-		return r.startStep(ctx, activities.ReadAgentCollection, in, "read the EndpointSlices of %s that karmada-agent collected from %s", in.MCS, in.Provider)
+		read := summary.Local(ctx, "read the EndpointSlices of %s that karmada-agent collected from %s", in.MCS, in.Provider)
+		return workflow.ExecuteLocalActivity(read, activities.ReadAgentCollection, in)
 	}
 	return collectOnAgent(ctx, in)
 }

@@ -31,13 +31,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		r.othersWroteBefore = earlierWritesEnd(r.lastReconcileEnd, workflow.GetInfo(ctx))
 	}
 	runsHere := !workflow.IsReplaying(ctx)
-	r.stepsElsewhere = false
-	defer func() {
-		r.lastReconcileEnd = workflow.Now(ctx)
-		if r.stepsElsewhere {
-			r.worksUnread = true
-		}
-	}()
+	defer func() { r.lastReconcileEnd = workflow.Now(ctx) }()
 
 	targeted := r.targetedClusters(ctx, pending)
 	if len(pending.Clusters) > 0 && !targeted {
@@ -45,8 +39,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	}
 	if pending.Full || r.obs == nil || targeted {
 		var obs act.Observation
-		observe := r.startStep(ctx, activities.ObserveMCS, r.ref, "read MultiClusterService %s, its Service and the Clusters", r.ref)
-		if err := observe.Get(ctx, &obs); err != nil {
+		observe := summary.Local(ctx, "read MultiClusterService %s, its Service and the Clusters", r.ref)
+		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveMCS, r.ref).Get(ctx, &obs); err != nil {
 			r.fail(ctx, now, PhaseObservationError)
 			return false
 		}
@@ -64,8 +58,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	case !obs.Exists || obs.Deleting:
 		return r.remove(ctx, now, obs)
 	case !obs.HasFinalizer:
-		add := r.startStep(ctx, activities.AddFinalizer, r.ref, "add the finalizer to MultiClusterService %s", r.ref)
-		if err := add.Get(ctx, nil); err != nil {
+		add := summary.Local(ctx, "add the finalizer to MultiClusterService %s", r.ref)
+		if err := workflow.ExecuteLocalActivity(add, activities.AddFinalizer, r.ref).Get(ctx, nil); err != nil {
 			r.fail(ctx, now, PhaseReconciling)
 			return false
 		}
@@ -101,8 +95,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	if pending.Full {
 		in := act.PropagateServiceInput{MCS: r.ref, Clusters: plan.ServiceClusters(), Ports: obs.Ports, DetectedAt: pending.DetectedAt,
 			Unready: notReady(obs.Clusters), OthersWroteBefore: r.othersWroteBefore}
-		propagate := r.startStep(ctx, activities.PropagateService, in, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
-		if err := propagate.Get(ctx, nil); err != nil {
+		propagate := summary.Local(ctx, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
+		if err := workflow.ExecuteLocalActivity(propagate, activities.PropagateService, in).Get(ctx, nil); err != nil {
 			out.ServiceErr, failed = errorMessage(err), true
 		}
 	}
@@ -119,8 +113,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	}
 	if pending.Full || pending.Applied || dispatchChanged {
 		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied}
-		observe := r.startStep(ctx, activities.ObserveApplied, in, "check that the EndpointSlices of %s are applied in %s", r.ref, summary.List(in.Consumers))
-		if err := observe.Get(ctx, &r.applied); err != nil {
+		observe := summary.Local(ctx, "check that the EndpointSlices of %s are applied in %s", r.ref, summary.List(in.Consumers))
+		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveApplied, in).Get(ctx, &r.applied); err != nil {
 			failed = true
 		}
 	}
@@ -180,12 +174,12 @@ func notReady(clusters []act.ClusterState) []string {
 // prune removes the collected Works of clusters that are no longer providers and the
 // dispatched Works of clusters that are no longer consumers.
 func (r *reconciler) prune(ctx workflow.Context, plan Plan) bool {
-	collected := r.startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers,
-		Prune: true, OthersWroteBefore: r.othersWroteBefore},
-		"delete the EndpointSlices of %s collected from clusters other than %s", r.ref, summary.List(plan.Providers))
-	dispatched := r.startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers,
-		Prune: true, OthersWroteBefore: r.othersWroteBefore},
-		"delete the EndpointSlices of %s dispatched to clusters other than %s", r.ref, summary.List(plan.Consumers))
+	collected := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s collected from clusters other than %s", r.ref, summary.List(plan.Providers)),
+		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers,
+			Prune: true, OthersWroteBefore: r.othersWroteBefore})
+	dispatched := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s dispatched to clusters other than %s", r.ref, summary.List(plan.Consumers)),
+		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers,
+			Prune: true, OthersWroteBefore: r.othersWroteBefore})
 	errCollected, errDispatched := collected.Get(ctx, nil), dispatched.Get(ctx, nil)
 	return errCollected == nil && errDispatched == nil
 }
@@ -197,8 +191,8 @@ func (r *reconciler) remove(ctx workflow.Context, now time.Time, obs act.Observa
 		return false
 	}
 	if obs.Exists && obs.HasFinalizer {
-		release := r.startStep(ctx, activities.RemoveFinalizer, r.ref, "remove the finalizer from MultiClusterService %s", r.ref)
-		if err := release.Get(ctx, nil); err != nil {
+		release := summary.Local(ctx, "remove the finalizer from MultiClusterService %s", r.ref)
+		if err := workflow.ExecuteLocalActivity(release, activities.RemoveFinalizer, r.ref).Get(ctx, nil); err != nil {
 			r.fail(ctx, now, PhaseDeleted)
 			return false
 		}
@@ -207,8 +201,8 @@ func (r *reconciler) remove(ctx workflow.Context, now time.Time, obs act.Observa
 }
 
 func (r *reconciler) deleteWorks(ctx workflow.Context, now time.Time) bool {
-	remove := r.startStep(ctx, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref}, "delete every Work of %s in every cluster", r.ref)
-	if err := remove.Get(ctx, nil); err != nil {
+	remove := summary.Local(ctx, "delete every Work of %s in every cluster", r.ref)
+	if err := workflow.ExecuteLocalActivity(remove, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref}).Get(ctx, nil); err != nil {
 		r.fail(ctx, now, r.state.Phase)
 		return false
 	}

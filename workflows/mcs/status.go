@@ -12,6 +12,7 @@ import (
 	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 	"github.com/karmadaflow/karmadaflow/internal/searchattr"
 	"github.com/karmadaflow/karmadaflow/workflows/entity"
+	"github.com/karmadaflow/karmadaflow/workflows/summary"
 )
 
 // Status and retry: the conditions and phase recorded, and the backoff of the full reconcile
@@ -46,8 +47,8 @@ func (r *reconciler) writeStatus(ctx workflow.Context, conds []act.Condition) {
 		return
 	}
 	in := act.StatusInput{MCS: r.ref, Generation: r.state.Generation, Conditions: conds, Withdrawn: r.state.Withdrawn}
-	write := r.startStep(ctx, activities.WriteStatus, in, "write the status of %s: %s", r.ref, conditionList(conds))
-	if err := write.Get(ctx, nil); err != nil {
+	write := summary.Local(ctx, "write the status of %s: %s", r.ref, conditionList(conds))
+	if err := workflow.ExecuteLocalActivity(write, activities.WriteStatus, in).Get(ctx, nil); err != nil {
 		r.pending.Full = true
 		r.scheduleRetry(workflow.Now(ctx))
 		return

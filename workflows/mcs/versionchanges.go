@@ -15,5 +15,4 @@ var VersionChanges = append([]versioning.Change{
 	{ID: changePullClusters, Max: 1},           // when a Pull provider is collected
 	{ID: changeTargetedClusters, Max: 1},       // on a change of a named cluster
 	{ID: changeCarriedState, Max: 1},           // in a run that continued one that carried its state
-	{ID: changeSlowStepsAsActivities, Max: 1},  // when a step's local activity missed its deadline
 }, entity.VersionChanges...)

@@ -153,7 +153,7 @@ func MultiClusterService(ctx workflow.Context, in Input) error {
 }
 
 // localActivityOptions are bounded by the run's workflow task (workflowtask.BoundLocal): a step
-// that takes longer runs again as a regular activity (step.Get).
+// that takes longer fails, and the reconcile is retried with backoff.
 var localActivityOptions = workflow.LocalActivityOptions{
 	ScheduleToCloseTimeout: 30 * time.Second,
 	StartToCloseTimeout:    10 * time.Second,
@@ -175,11 +175,7 @@ type reconciler struct {
 	// (othersWroteBefore, act.PropagateServiceInput.OthersWroteBefore): the end of the last
 	// reconcile, or the start of a run that continued another. These change activity inputs
 	// only, never a command, so a history replays the same whatever they were when written.
-	worksUnread bool
-	// stepsElsewhere: a step of the current reconcile ran as a regular activity, which any
-	// worker may have run: the Works it wrote may not show in this process's cache, so the
-	// next reconcile is told so as after a move (worksUnread).
-	stepsElsewhere    bool
+	worksUnread       bool
 	othersWroteBefore time.Time
 	// lastReconcileEnd is the workflow time at the end of the last reconcile.
 	lastReconcileEnd time.Time

@@ -2,7 +2,6 @@ package mcs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,11 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -48,10 +45,6 @@ type recorder struct {
 	dispatchErrs map[string]string
 	// othersWrote are the OthersWroteBefore of each call that reads Works, in order, by activity.
 	othersWrote map[string][]time.Time
-	// slowLocalDispatch: a dispatch run as a local activity blocks until its time is up;
-	// dispatchLocal tells, per dispatch, whether it ran as one.
-	slowLocalDispatch bool
-	dispatchLocal     []bool
 }
 
 func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEnvironment, *recorder) {
@@ -75,13 +68,7 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 		rec.othersWrote["CollectEndpointSlices"] = append(rec.othersWrote["CollectEndpointSlices"], in.OthersWroteBefore)
 		return act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 1}}, Changed: true}, nil
 	})
-	env.OnActivity(activities.DispatchEndpointSlices, mock.Anything, mock.Anything).Return(func(ctx context.Context, in act.DispatchInput) (act.DispatchResult, error) {
-		local := activity.GetInfo(ctx).IsLocalActivity
-		rec.dispatchLocal = append(rec.dispatchLocal, local)
-		if rec.slowLocalDispatch && local {
-			<-ctx.Done()
-			return act.DispatchResult{}, ctx.Err()
-		}
+	env.OnActivity(activities.DispatchEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DispatchInput) (act.DispatchResult, error) {
 		rec.dispatch = append(rec.dispatch, in)
 		rec.othersWrote["DispatchEndpointSlices"] = append(rec.othersWrote["DispatchEndpointSlices"], in.OthersWroteBefore)
 		return act.DispatchResult{Works: 1, Changed: true}, nil
@@ -140,42 +127,6 @@ func TestFullReconcileDispatchesAndReportsReady(t *testing.T) {
 		}
 		assert.Len(t, rec.status[len(rec.status)-1].Conditions, 4)
 	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
-}
-
-// A step whose local activity runs out of its time (a share of the workflow task timeout)
-// runs again at once as a regular activity: the reconcile neither fails nor starts over. Any
-// worker may have run that activity, so the next reconcile tells its steps that others may
-// have written the Works.
-func TestSlowStepRunsAgainAsARegularActivity(t *testing.T) {
-	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
-	rec.slowLocalDispatch = true
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{WorkflowTaskTimeout: time.Second})
-	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
-	}, 3*time.Second)
-	wftest.CheckAt(t, env, 5*time.Second, func() {
-		require.Len(t, rec.othersWrote["CollectAndDispatch"], 1)
-		assert.False(t, rec.othersWrote["CollectAndDispatch"][0].IsZero(), "the reconcile after one with a step run as an activity")
-		assert.Equal(t, []bool{true, false}, rec.dispatchLocal, "the dispatch: local, then again as a regular activity")
-		require.Len(t, rec.dispatch, 2, "the full reconcile's dispatch, then the change's")
-		s := wftest.Query[State](t, env, QueryState)
-		assert.Equal(t, PhaseReady, s.Phase)
-		assert.Zero(t, s.Failures)
-		assert.Equal(t, 2, s.Reconciles)
-		for _, c := range rec.status[len(rec.status)-1].Conditions {
-			assert.Equal(t, "True", c.Status, c.Type)
-		}
-	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
-}
-
-// missedDeadline tells a step out of time from one that failed otherwise, which fails the
-// reconcile.
-func TestMissedDeadline(t *testing.T) {
-	assert.True(t, missedDeadline(temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, nil)))
-	assert.True(t, missedDeadline(errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline")))
-	assert.True(t, missedDeadline(fmt.Errorf("listing Works: %w", context.DeadlineExceeded)))
-	assert.False(t, missedDeadline(errors.New("works.work.karmada.io is forbidden")))
-	assert.False(t, missedDeadline(nil))
 }
 
 // TestContinuedRunReadsTheWorksFresh: the first reconcile of a run that continued another
