@@ -85,25 +85,9 @@ func (r *Rescuer) pass(ctx context.Context, c client.Client, info client.WorkerD
 				stranded++
 				return nil
 			}
-			pinned, err := pinnedTo(ctx, c, id, runID, version)
-			if err != nil || !pinned {
+			done, err := moveToCurrent(ctx, c, id, runID, version)
+			if err != nil || !done {
 				return err
-			}
-			_, err = c.UpdateWorkflowExecutionOptions(ctx, client.UpdateWorkflowExecutionOptionsRequest{WorkflowId: id, RunId: runID,
-				WorkflowExecutionOptionsChanges: client.WorkflowExecutionOptionsChanges{
-					VersioningOverride: &client.VersioningOverrideChange{Value: &client.AutoUpgradeVersioningOverride{}},
-				}})
-			var notFound *serviceerror.NotFound
-			if errors.As(err, &notFound) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("moving %s off version %s: %w", id, Name(version), err)
-			}
-			// The wake gives the run a workflow task, on the current version now, where it
-			// continues as new, as a drained run does.
-			if err := c.SignalWorkflow(ctx, id, runID, SignalResync, wake); err != nil && !errors.As(err, &notFound) {
-				return fmt.Errorf("waking %s: %w", id, err)
 			}
 			moved++
 			return nil
@@ -127,6 +111,29 @@ func (r *Rescuer) pass(ctx context.Context, c client.Client, info client.WorkerD
 			zap.String("current", Name(current)), zap.Int("runs", stranded))
 	}
 	return errors.Join(errs...)
+}
+
+// moveToCurrent moves a run still pinned to the older version v onto the deployment's current
+// version: an AutoUpgrade override sends its next workflow task there, and a wake gives it one,
+// where it continues as new, as a drained run does. moved is false for a run no longer pinned
+// to v, or gone.
+func moveToCurrent(ctx context.Context, c client.Client, id, runID string, v worker.WorkerDeploymentVersion) (moved bool, err error) {
+	pinned, err := pinnedTo(ctx, c, id, runID, v)
+	if err != nil || !pinned {
+		return false, err
+	}
+	_, err = c.UpdateWorkflowExecutionOptions(ctx, client.UpdateWorkflowExecutionOptionsRequest{WorkflowId: id, RunId: runID,
+		WorkflowExecutionOptionsChanges: client.WorkflowExecutionOptionsChanges{
+			VersioningOverride: &client.VersioningOverrideChange{Value: &client.AutoUpgradeVersioningOverride{}},
+		}})
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("moving %s off version %s: %w", id, Name(v), err)
+	}
+	return true, wakeRun(ctx, c, id, runID)
 }
 
 // eachPinnedRun calls fn for each running run that visibility lists as pinned to v.

@@ -193,47 +193,42 @@ func newer(info client.WorkerDeploymentInfo, buildID string) (registered, newer 
 // drain signals each running run pinned to Version once, so that it continues as new on the
 // current version at its next workflow task.
 func (k *Keeper) drain(ctx context.Context, limiter flowcontrol.RateLimiter) error {
-	query := k.pinnedQuery()
-	var token []byte
 	woken := 0
-	for {
-		page, err := k.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
-		if err != nil {
-			return fmt.Errorf("listing the runs pinned to %s: %w", Name(k.Version), err)
+	err := eachPinnedRun(ctx, k.Client, k.Version, func(id, runID string) error {
+		if at, ok := k.woken[runID]; ok && time.Since(at) < rewake {
+			return nil
 		}
-		for _, run := range page.GetExecutions() {
-			id, runID := run.GetExecution().GetWorkflowId(), run.GetExecution().GetRunId()
-			if at, ok := k.woken[runID]; ok && time.Since(at) < rewake {
-				continue
-			}
-			if err := limiter.Wait(ctx); err != nil {
-				return err
-			}
-			// As the run itself says, not visibility: a wake goes only to a run whose next
-			// workflow task this version's workers take, so that no other release ever reads
-			// one. Visibility can still list a run that has just continued as new under its
-			// predecessor's version, which an older release then runs.
-			pinned, err := pinnedTo(ctx, k.Client, id, runID, k.Version)
-			if err != nil {
-				return err
-			}
-			if !pinned {
-				continue
-			}
-			var notFound *serviceerror.NotFound
-			if err := k.Client.SignalWorkflow(ctx, id, runID, SignalResync, wake); err != nil && !errors.As(err, &notFound) {
-				return fmt.Errorf("waking %s: %w", id, err)
-			}
-			k.woken[runID] = time.Now()
-			woken++
+		if err := limiter.Wait(ctx); err != nil {
+			return err
 		}
-		if token = page.GetNextPageToken(); len(token) == 0 {
-			break
+		// As the run itself says, not visibility: a wake goes only to a run whose next
+		// workflow task this version's workers take, so that no other release ever reads one.
+		// Visibility can still list a run that has just continued as new under its
+		// predecessor's version, which an older release then runs.
+		pinned, err := pinnedTo(ctx, k.Client, id, runID, k.Version)
+		if err != nil || !pinned {
+			return err
 		}
-	}
+		if err := wakeRun(ctx, k.Client, id, runID); err != nil {
+			return err
+		}
+		k.woken[runID] = time.Now()
+		woken++
+		return nil
+	})
 	if woken > 0 {
 		k.Logger.Info("woke the runs pinned to this worker's version, which is no longer current",
 			zap.String("version", Name(k.Version)), zap.String("current", k.current), zap.Int("runs", woken))
+	}
+	return err
+}
+
+// wakeRun signals the run a resync {"Wake":true}: at its next workflow task it continues as
+// new, on the deployment's current version. A run gone meanwhile is left alone.
+func wakeRun(ctx context.Context, c client.Client, id, runID string) error {
+	var notFound *serviceerror.NotFound
+	if err := c.SignalWorkflow(ctx, id, runID, SignalResync, wake); err != nil && !errors.As(err, &notFound) {
+		return fmt.Errorf("waking %s: %w", id, err)
 	}
 	return nil
 }
