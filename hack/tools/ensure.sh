@@ -7,6 +7,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$root/bin"
 tools_mod="$root/hack/tools"
 temporal_mod="$tools_mod/temporal"
+devserver_mod="$tools_mod/devserver"
 networkproxy_mod="$tools_mod/networkproxy"
 mkdir -p "$bin"
 eval "$(sed -n 's/^\([A-Z_]*\) *:= *\(.*\)$/\1=\2/p' "$tools_mod/versions.mk")"
@@ -49,6 +50,27 @@ build_temporal() { # build_temporal BINARY MODULE VERSION PACKAGE: builds from h
   sync_temporal_module
   echo "building $1 ($2 $3)"
   (cd "$temporal_mod" && go build -o "$bin/$1" "$4")
+}
+
+# sync_devserver_module makes hack/tools/devserver/go.mod pin the CLI and SQLite driver versions
+# of versions.mk.
+sync_devserver_module() {
+  local current
+  current=$(cd "$devserver_mod" && go list -m -f '{{.Path}} {{.Version}}' github.com/temporalio/cli modernc.org/sqlite)
+  if [ "$current" != "github.com/temporalio/cli $TEMPORAL_CLI_VERSION"$'\n'"modernc.org/sqlite $TEMPORAL_DEV_SQLITE_VERSION" ]; then
+    echo "hack/tools/devserver: pinning github.com/temporalio/cli $TEMPORAL_CLI_VERSION, modernc.org/sqlite $TEMPORAL_DEV_SQLITE_VERSION"
+    (cd "$devserver_mod" &&
+      go mod edit -require="github.com/temporalio/cli@$TEMPORAL_CLI_VERSION" -require="modernc.org/sqlite@$TEMPORAL_DEV_SQLITE_VERSION" &&
+      go mod tidy)
+  fi
+}
+
+build_devserver() { # the temporal CLI (its dev server) from hack/tools/devserver
+  has_version temporal github.com/temporalio/cli "$TEMPORAL_CLI_VERSION" &&
+    has_version temporal modernc.org/sqlite "$TEMPORAL_DEV_SQLITE_VERSION" && return
+  sync_devserver_module
+  echo "building temporal (github.com/temporalio/cli $TEMPORAL_CLI_VERSION, modernc.org/sqlite $TEMPORAL_DEV_SQLITE_VERSION)"
+  (cd "$devserver_mod" && go build -o "$bin/temporal" github.com/temporalio/cli/cmd/temporal)
 }
 
 # build_kubernetes TOOL...: the Kubernetes commands and etcd (both from hack/tools) that lack
@@ -179,7 +201,7 @@ for tool in "$@"; do
   case "$tool" in
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|etcd) kubernetes_wanted+=("$tool") ;;
     kwok) install_module kwok sigs.k8s.io/kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION" ;;
-    temporal) install_module temporal github.com/temporalio/cli github.com/temporalio/cli/cmd/temporal "$TEMPORAL_CLI_VERSION" ;;
+    temporal) build_devserver ;;
     temporal-server) build_temporal temporal-server go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/server ;;
     temporal-sql-tool) build_temporal temporal-sql-tool go.temporal.io/server "$TEMPORAL_SERVER_VERSION" go.temporal.io/server/cmd/tools/sql ;;
     temporal-ui-server) build_temporal temporal-ui-server github.com/temporalio/ui-server/v2 "$TEMPORAL_UI_SERVER_VERSION" github.com/temporalio/ui-server/v2/cmd/server ;;

@@ -4,6 +4,11 @@ KUBERNETES_VERSION     := v1.36.3
 ETCD_VERSION           := v3.6.8
 KWOK_VERSION           := v0.8.0
 TEMPORAL_CLI_VERSION   := v1.5.1
+# The SQLite driver the dev server (module hack/tools/devserver) is built with, newer than the
+# CLI's own: v1.34.1 can leave the dev server's database interrupted for good after a cancelled
+# request (hack/tools/devserver/tools.go). The one hack/tools/temporal resolves, so that both
+# builds share its compiled packages.
+TEMPORAL_DEV_SQLITE_VERSION := v1.51.0
 # The Temporal server, its SQL schema tool and the Web UI server (module hack/tools/temporal).
 TEMPORAL_SERVER_VERSION    := v1.32.1
 TEMPORAL_UI_SERVER_VERSION := v2.55.0

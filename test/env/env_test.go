@@ -197,6 +197,10 @@ func TestEnvironment(t *testing.T) {
 		assert.NoError(t, err, "state survives the restart")
 	})
 
+	t.Run("the Temporal dev server outlives cancelled requests", func(t *testing.T) {
+		assertOutlivesCancelledRequests(t, e.Temporal.Address, e.Temporal.Namespace)
+	})
+
 	t.Run("Temporal restarts in memory: workflows are gone, search attributes stay", func(t *testing.T) {
 		c, err := client.Dial(client.Options{HostPort: e.Temporal.Address, Namespace: e.Temporal.Namespace})
 		require.NoError(t, err)
