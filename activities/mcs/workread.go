@@ -27,13 +27,17 @@ import (
 // then (see PropagateServiceInput.OthersWroteBefore): unless the cache started watching well
 // after, it may not show those writes yet, and the API server is listed.
 //
+// A list made here for the same othersWroteBefore (by a reconcile here that failed later)
+// came after those writes, and the cache has shown it since: the cache answers then too.
+//
 // While the watch lags behind this process's writes (a busy API server), the Works the cache
 // knows of are read again by name. Only the workflow, in this process, creates its Works, so
 // the cache knows every one of them; Karmada only updates their status or deletes them, which
 // the reads by name show. A list with a label selector costs the API server a pass over every
 // Work of the control plane, and a busy one is what makes the watch lag.
 func (a *Activities) listWorks(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) ([]unstructured.Unstructured, error) {
-	if othersWroteBefore.IsZero() || a.WorkCache.StartedAfter(othersWroteBefore) {
+	if othersWroteBefore.IsZero() || a.WorkCache.StartedAfter(othersWroteBefore) ||
+		a.WorkCache.ListedFor(ref.Namespace, ref.Name, roles, othersWroteBefore) {
 		if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
 			return cached, nil
 		}
@@ -41,7 +45,7 @@ func (a *Activities) listWorks(ctx context.Context, ref Ref, othersWroteBefore t
 			return a.rereadKnown(ctx, known)
 		}
 	}
-	return a.listWorksLive(ctx, ref, roles...)
+	return a.listWorksFor(ctx, ref, othersWroteBefore, roles...)
 }
 
 // listWorksOfOthers is listWorks for reads that include Works other processes create (what
@@ -118,6 +122,12 @@ func (a *Activities) rereadWorks(ctx context.Context, works []unstructured.Unstr
 // listWorksLive lists the Works of the MultiClusterService with one of roles from the API
 // server, and tells the cache what it found, so that later reads from the cache show it.
 func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
+	return a.listWorksFor(ctx, ref, time.Time{}, roles...)
+}
+
+// listWorksFor is listWorksLive for a reconcile told othersWroteBefore: the cache then
+// remembers the list was made for that moment (workcache.Cache.ListedFor).
+func (a *Activities) listWorksFor(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) ([]unstructured.Unstructured, error) {
 	selector := labels.NewSelector()
 	for key, value := range map[string]string{networkingv1alpha1.LabelMCSName: ref.Name, networkingv1alpha1.LabelMCSNamespace: ref.Namespace} {
 		req, err := labels.NewRequirement(key, selection.Equals, []string{value})
@@ -143,7 +153,7 @@ func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string
 	if err != nil {
 		return nil, fmt.Errorf("listing Works of %s: %w", ref, err)
 	}
-	a.WorkCache.Listed(ref.Namespace, ref.Name, listedRoles, list.Items, list.GetResourceVersion())
+	a.WorkCache.Listed(ref.Namespace, ref.Name, listedRoles, list.Items, list.GetResourceVersion(), othersWroteBefore)
 	if len(listedRoles) == len(roles) {
 		return list.Items, nil
 	}

@@ -55,7 +55,22 @@ type Cache struct {
 	// opaque is set when a resourceVersion is not a number: writes cannot be ordered against
 	// the cache, so it answers nothing.
 	opaque bool
+	// listedFor are the lists of Listed made for a moment of other workers' writes (see
+	// ListedFor), by MultiClusterService key and role ("" for every role).
+	listedFor map[string]map[string]listing
+	// listedPruned is when listedFor was last rid of the lists older than listedForKept.
+	listedPruned time.Time
 }
+
+// listing is a list recorded by Listed: made for the moment othersWroteBefore, at time at.
+type listing struct {
+	othersWroteBefore time.Time
+	at                time.Time
+}
+
+// listedForKept is how long a list made for a moment of other workers' writes is remembered:
+// well beyond the longest wait between two reconciles of a workflow that failed.
+const listedForKept = 10 * time.Minute
 
 // expectation is a write waiting to be seen: the object at resourceVersion rv or later, or,
 // for a delete, its disappearance (or any later version of it). written is the object the
@@ -94,10 +109,11 @@ func New(client dynamic.Interface, scope Scope) *Cache {
 		}
 	})
 	c := &Cache{
-		informer: factory.ForResource(kube.Works).Informer(),
-		awaiting: map[string]map[string]expectation{},
-		changed:  make(chan struct{}),
-		gone:     map[string]deletion{},
+		informer:  factory.ForResource(kube.Works).Informer(),
+		awaiting:  map[string]map[string]expectation{},
+		changed:   make(chan struct{}),
+		gone:      map[string]deletion{},
+		listedFor: map[string]map[string]listing{},
 	}
 	// Managed fields are half of a Work's size and nothing here reads them.
 	_ = c.informer.SetTransform(func(obj any) (any, error) {
@@ -267,8 +283,9 @@ func (c *Cache) waitFor(ctx context.Context, ready func() bool) bool {
 // listVersion: until the watch catches up, each listed Work stands in for an older copy or
 // none, and a Work the cache holds from before the list and the list does not name is
 // hidden. A read then shows what other processes wrote before the list, without waiting
-// for the watch.
-func (c *Cache) Listed(namespace, name string, roles []string, listed []unstructured.Unstructured, listVersion string) {
+// for the watch. othersWroteBefore, when set, is the moment until which the workflow said
+// other workers may have written the Works: ListedFor then answers for it.
+func (c *Cache) Listed(namespace, name string, roles []string, listed []unstructured.Unstructured, listVersion string, othersWroteBefore time.Time) {
 	if c == nil || !c.informer.HasSynced() {
 		return
 	}
@@ -289,6 +306,67 @@ func (c *Cache) Listed(namespace, name string, roles []string, listed []unstruct
 		if u, ok := obj.(*unstructured.Unstructured); ok && goneBeforeList(u, names, roles, at) {
 			c.expect(u, true)
 		}
+	}
+	if !othersWroteBefore.IsZero() {
+		c.recordListing(namespace+"/"+name, roles, othersWroteBefore)
+	}
+}
+
+// ListedFor tells whether this process listed the Works of the MultiClusterService
+// namespace/name with each of roles (every role when none is given) for the same moment of
+// other workers' writes, othersWroteBefore. A workflow gives the same moment to every
+// reconcile from the one that loaded it here until one ends well, and another moment once
+// another worker ran one: a list made for it came after those writes, and the cache has shown
+// it since, so the cache can answer again.
+func (c *Cache) ListedFor(namespace, name string, roles []string, othersWroteBefore time.Time) bool {
+	if c == nil || othersWroteBefore.IsZero() {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lists := c.listedFor[namespace+"/"+name]
+	if l, ok := lists[""]; ok && l.othersWroteBefore.Equal(othersWroteBefore) {
+		return true
+	}
+	if len(roles) == 0 {
+		return false
+	}
+	for _, role := range roles {
+		if l, ok := lists[role]; !ok || !l.othersWroteBefore.Equal(othersWroteBefore) {
+			return false
+		}
+	}
+	return true
+}
+
+// recordListing remembers a list of the roles (every role when none is given) of the
+// MultiClusterService key made for othersWroteBefore, and forgets those older than
+// listedForKept.
+func (c *Cache) recordListing(key string, roles []string, othersWroteBefore time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if now.Sub(c.listedPruned) > time.Minute {
+		c.listedPruned = now
+		for k, lists := range c.listedFor {
+			for role, l := range lists {
+				if now.Sub(l.at) > listedForKept {
+					delete(lists, role)
+				}
+			}
+			if len(lists) == 0 {
+				delete(c.listedFor, k)
+			}
+		}
+	}
+	if c.listedFor[key] == nil {
+		c.listedFor[key] = map[string]listing{}
+	}
+	if len(roles) == 0 {
+		roles = []string{""}
+	}
+	for _, role := range roles {
+		c.listedFor[key][role] = listing{othersWroteBefore: othersWroteBefore, at: now}
 	}
 }
 

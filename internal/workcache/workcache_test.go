@@ -62,3 +62,27 @@ func TestAListHidesTheWorksDeletedBeforeIt(t *testing.T) {
 	assert.True(t, goneBeforeList(withRole(work("a", "service", "5"), naming.RoleService), listed, nil, 10), "a list of every role")
 	assert.False(t, goneBeforeList(withRole(work("a", "opaque", "x"), naming.RoleDispatched), listed, roles, 10), "a version that is not a number")
 }
+
+// TestAListServesTheReconcilesOfTheSameMoment: a list made for the moment a workflow gave
+// answers for the same moment and the roles listed, never for another moment, another role
+// or another MultiClusterService.
+func TestAListServesTheReconcilesOfTheSameMoment(t *testing.T) {
+	c := &Cache{listedFor: map[string]map[string]listing{}}
+	moment := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	assert.False(t, c.ListedFor("ns", "foo", []string{naming.RoleService}, moment), "nothing listed yet")
+
+	c.recordListing("ns/foo", []string{naming.RoleService, naming.RoleDispatched}, moment)
+	assert.True(t, c.ListedFor("ns", "foo", []string{naming.RoleService}, moment))
+	assert.True(t, c.ListedFor("ns", "foo", []string{naming.RoleDispatched, naming.RoleService}, moment))
+	assert.False(t, c.ListedFor("ns", "foo", []string{naming.RoleService, naming.RoleCollected}, moment), "a role not listed")
+	assert.False(t, c.ListedFor("ns", "foo", nil, moment), "every role, of which some were not listed")
+	assert.False(t, c.ListedFor("ns", "foo", []string{naming.RoleService}, moment.Add(time.Millisecond)), "another moment: another worker ran a reconcile since")
+	assert.False(t, c.ListedFor("ns", "bar", []string{naming.RoleService}, moment), "another MultiClusterService")
+	assert.False(t, c.ListedFor("ns", "foo", []string{naming.RoleService}, time.Time{}), "no moment: nothing to answer for")
+
+	c.recordListing("ns/foo", nil, moment.Add(time.Second))
+	assert.True(t, c.ListedFor("ns", "foo", []string{naming.RoleCollected}, moment.Add(time.Second)), "a list of every role")
+	assert.True(t, c.ListedFor("ns", "foo", nil, moment.Add(time.Second)))
+	var none *Cache
+	assert.False(t, none.ListedFor("ns", "foo", nil, moment), "no cache")
+}

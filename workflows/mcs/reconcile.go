@@ -26,11 +26,14 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	now := workflow.Now(ctx)
 	// A reconcile replayed from history ran elsewhere, or before this process last loaded the
 	// workflow: only one that runs here makes the Works known to this process.
-	r.othersWroteBefore = time.Time{}
-	if r.worksUnread {
-		r.othersWroteBefore = earlierWritesEnd(r.lastReconcileEnd, workflow.GetInfo(ctx))
-	}
 	runsHere := !workflow.IsReplaying(ctx)
+	switch {
+	case !r.worksUnread:
+		r.othersWroteBefore = time.Time{}
+	case !r.readHere:
+		r.othersWroteBefore = earlierWritesEnd(r.lastReconcileEnd, workflow.GetInfo(ctx))
+		r.readHere = runsHere
+	}
 	defer func() { r.lastReconcileEnd = workflow.Now(ctx) }()
 
 	targeted := r.targetedClusters(ctx, pending)

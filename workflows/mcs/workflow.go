@@ -169,13 +169,18 @@ type reconciler struct {
 	ref     act.Ref
 	changes workflow.ReceiveChannel
 	resyncs *entity.Resyncs
-	// worksUnread: no reconcile has run in this process since it loaded the workflow (started
-	// it, or replayed it after another worker ran it, or after it left the cache). The first
-	// that does tells its activities until when another worker may have written the Works
-	// (othersWroteBefore, act.PropagateServiceInput.OthersWroteBefore): the end of the last
-	// reconcile, or the start of a run that continued another. These change activity inputs
-	// only, never a command, so a history replays the same whatever they were when written.
+	// worksUnread: no reconcile has run to its end without a failure in this process since it
+	// loaded the workflow (started it, or replayed it after another worker ran it, or after it
+	// left the cache). Until one has, every reconcile here tells its activities until when
+	// another worker may have written the Works (othersWroteBefore,
+	// act.PropagateServiceInput.OthersWroteBefore): the end of the last reconcile before the
+	// first that ran here, or the start of a run that continued another. It stays the same
+	// moment across the reconciles here, so that a list of the Works that a failed one made
+	// serves the next (workcache.Cache.ListedFor); readHere says it is set. These change
+	// activity inputs only, never a command, so a history replays the same whatever they were
+	// when written.
 	worksUnread       bool
+	readHere          bool
 	othersWroteBefore time.Time
 	// lastReconcileEnd is the workflow time at the end of the last reconcile.
 	lastReconcileEnd time.Time

@@ -2,6 +2,7 @@ package mcs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -45,6 +46,8 @@ type recorder struct {
 	dispatchErrs map[string]string
 	// othersWrote are the OthersWroteBefore of each call that reads Works, in order, by activity.
 	othersWrote map[string][]time.Time
+	// propagateFailures is how many PropagateService calls fail before they succeed.
+	propagateFailures int
 }
 
 func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEnvironment, *recorder) {
@@ -61,6 +64,10 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 	})
 	env.OnActivity(activities.PropagateService, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.PropagateServiceInput) error {
 		rec.othersWrote["PropagateService"] = append(rec.othersWrote["PropagateService"], in.OthersWroteBefore)
+		if rec.propagateFailures > 0 {
+			rec.propagateFailures--
+			return errors.New("the API server answered too late")
+		}
 		return nil
 	})
 	env.OnActivity(activities.CollectEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectInput) (act.CollectResult, error) {
@@ -165,6 +172,27 @@ func TestContinuedRunReadsTheWorksFresh(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedReconcilesKeepTheMomentOfOthersWrites: the reconciles of a continued run that
+// fail keep telling their activities the run's start, not the end of the reconcile here
+// before them, so that a list of the Works one of them made serves the next; once one ends
+// well, they read the cache.
+func TestFailedReconcilesKeepTheMomentOfOthersWrites(t *testing.T) {
+	started := time.Date(2026, 11, 27, 4, 0, 0, 0, time.Local)
+	env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+	rec.propagateFailures = 2 * propagateAttempts // two reconciles fail
+	env.SetStartTime(started)
+	env.SetContinuedExecutionRunID("the-previous-run")
+	wftest.CheckAt(t, env, 30*time.Second, func() {
+		require.Len(t, rec.othersWrote["PropagateService"], 2*propagateAttempts+1, "two failed reconciles, then one that ends well")
+		for i, moment := range rec.othersWrote["PropagateService"] {
+			assert.Equal(t, started, moment, "call %d", i)
+		}
+	}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
+}
+
+// propagateAttempts is how often a reconcile calls PropagateService before it fails.
+var propagateAttempts = int(localActivityOptions.RetryPolicy.MaximumAttempts)
 
 func TestEarlierWritesEnd(t *testing.T) {
 	start, last := time.Unix(1000, 0), time.Unix(2000, 0)
