@@ -159,6 +159,8 @@ type ObserveAppliedInput struct {
 	// not show yet: an answer from the cache that is not all applied is then read again from
 	// the API server. Without it, the cache's answer stands.
 	Announced bool `json:",omitempty"`
+	// OthersWroteBefore: see PropagateServiceInput.
+	OthersWroteBefore time.Time `json:",omitempty"`
 }
 
 // ConsumerApplied is the Applied state of one consumer's dispatched Works.

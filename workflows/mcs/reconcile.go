@@ -115,7 +115,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		dispatchChanged = r.dispatch(ctx, plan, obs, pending, r.collect(ctx, plan, pending))
 	}
 	if pending.Full || pending.Applied || dispatchChanged {
-		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied}
+		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied, OthersWroteBefore: r.othersWroteBefore}
 		observe := summary.Local(ctx, "check that the EndpointSlices of %s are applied in %s", r.ref, summary.List(in.Consumers))
 		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveApplied, in).Get(ctx, &r.applied); err != nil {
 			failed = true
