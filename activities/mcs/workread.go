@@ -36,16 +36,25 @@ import (
 // the reads by name show. A list with a label selector costs the API server a pass over every
 // Work of the control plane, and a busy one is what makes the watch lag.
 func (a *Activities) listWorks(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) ([]unstructured.Unstructured, error) {
+	works, _, err := a.readWorks(ctx, ref, othersWroteBefore, roles...)
+	return works, err
+}
+
+// readWorks is listWorks, and tells whether the answer came from the API server (a list, or
+// reads by name) rather than from the cache.
+func (a *Activities) readWorks(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) (works []unstructured.Unstructured, fromAPIServer bool, err error) {
 	if othersWroteBefore.IsZero() || a.WorkCache.StartedAfter(othersWroteBefore) ||
 		a.WorkCache.ListedFor(ref.Namespace, ref.Name, roles, othersWroteBefore) {
 		if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
-			return cached, nil
+			return cached, false, nil
 		}
 		if known, ok := a.knownWorks(ref, roles...); ok {
-			return a.rereadKnown(ctx, known)
+			works, err = a.rereadKnown(ctx, known)
+			return works, true, err
 		}
 	}
-	return a.listWorksFor(ctx, ref, othersWroteBefore, roles...)
+	works, err = a.listWorksFor(ctx, ref, othersWroteBefore, roles...)
+	return works, true, err
 }
 
 // listWorksOfOthers is listWorks for reads that include Works other processes create (what
