@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -309,8 +313,8 @@ func ownEndpoints(cluster *env.Cluster, namespace, service string) (int, error) 
 	return n, nil
 }
 
-// logStateOnFailure logs what the named workflows believe (their state query) when the test
-// fails, so a failure says where the flow stopped.
+// logStateOnFailure logs what the named workflows believe (their state query) and their
+// timelines when the test fails, so a failure says where the flow stopped and why.
 func logStateOnFailure(t *testing.T, workflowIDs ...string) {
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -333,6 +337,55 @@ func logStateOnFailure(t *testing.T, workflowIDs ...string) {
 			var state any
 			_ = value.Get(&state)
 			t.Logf("state of %s: %+v", id, state)
+			logTimeline(t, c, id)
 		}
 	})
+}
+
+// logTimeline logs, for a failed test, the signals, the activities that failed and the timers
+// of a workflow's latest run, oldest first (the last 40), so a failure shows what the workflow
+// was told and what went wrong in it.
+func logTimeline(t *testing.T, c client.Client, workflowID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var lines []string
+	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		event, err := iter.Next()
+		if err != nil {
+			t.Logf("history of %s: %v", workflowID, err)
+			return
+		}
+		if line := timelineLine(event); line != "" {
+			lines = append(lines, event.GetEventTime().AsTime().Format("15:04:05.000")+" "+line)
+		}
+	}
+	t.Logf("timeline of %s (%d entries):\n%s", workflowID, len(lines), strings.Join(lines[max(0, len(lines)-40):], "\n"))
+}
+
+// timelineLine describes a signal, a failed local activity or a timer that fired; "" for other
+// events.
+func timelineLine(event *historypb.HistoryEvent) string {
+	switch {
+	case event.GetWorkflowExecutionSignaledEventAttributes() != nil:
+		a := event.GetWorkflowExecutionSignaledEventAttributes()
+		return fmt.Sprintf("signal %s %.200s", a.GetSignalName(), payloadsText(a.GetInput()))
+	case event.GetMarkerRecordedEventAttributes().GetFailure() != nil:
+		a := event.GetMarkerRecordedEventAttributes()
+		return fmt.Sprintf("local activity failed: %.200s %.300s", payloadsText(a.GetDetails()["data"]), a.GetFailure().GetMessage())
+	case event.GetActivityTaskFailedEventAttributes() != nil:
+		return fmt.Sprintf("activity failed: %.300s", event.GetActivityTaskFailedEventAttributes().GetFailure().GetMessage())
+	case event.GetTimerFiredEventAttributes() != nil:
+		return "timer fired"
+	}
+	return ""
+}
+
+// payloadsText is the data of payloads as text, one after the other.
+func payloadsText(p *commonpb.Payloads) string {
+	var parts []string
+	for _, payload := range p.GetPayloads() {
+		parts = append(parts, string(payload.GetData()))
+	}
+	return strings.Join(parts, " ")
 }

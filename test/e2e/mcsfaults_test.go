@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,10 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
+	"github.com/karmadaflow/karmadaflow/test/env"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
@@ -65,8 +68,10 @@ func testMCSUnhealthyProviderGrace(t *testing.T) {
 	consumer := testEnv.Member(m2)
 
 	// An outage shorter than the grace withdraws nothing, and its Ready flips take no full
-	// reconcile: the workflow reads the clusters again and rewrites the status only.
-	before := mcsStateOf(t, mcs.WorkflowID(ns, app))
+	// reconcile: the workflow reads the clusters again and rewrites the status only. The
+	// outage starts once the workflow has collected the member's slices as they are and has no
+	// retry due: a collect that the outage broke would retry with a full reconcile, rightly.
+	before := settledOn(t, ns, app, m1)
 	require.NoError(t, testEnv.StopMemberAPIServer(m1))
 	// For half the grace, and on until the member is marked not Ready (its probes fail for the
 	// failure threshold first): at most the grace from the stop, which ends before the grace
@@ -110,6 +115,60 @@ func testMCSUnhealthyProviderGrace(t *testing.T) {
 	recordHistory(t, mcs.WorkflowID(ns, app), "mcs-unhealthy-provider")
 	recordHistory(t, clusterhealth.WorkflowID(m1), "clusterhealth-member1")
 	recordHistory(t, execution.WorkflowID(m2), "execution-member2")
+}
+
+// settledOn waits until the workflow of a MultiClusterService has collected the provider's
+// EndpointSlices at their current generations, ends its reconciles without failure, and is
+// Ready; it returns the workflow's state then.
+func settledOn(t *testing.T, ns, name, provider string) mcs.State {
+	t.Helper()
+	var state mcs.State
+	eventually(t, 30*time.Second, func() error {
+		state = mcsStateOf(t, mcs.WorkflowID(ns, name))
+		own, err := ownSlices(testEnv.Member(provider), ns, name)
+		switch {
+		case err != nil:
+			return err
+		case state.Phase != mcs.PhaseReady || state.Failures > 0:
+			return fmt.Errorf("phase %s after %d failures", state.Phase, state.Failures)
+		case !sameSlices(own, state.Slices[provider]):
+			return fmt.Errorf("collected %v of %s, which has %v", state.Slices[provider], provider, own)
+		}
+		return nil
+	})
+	return state
+}
+
+// ownSlices names the EndpointSlices of a Service in a cluster that the cluster made itself,
+// with their generations.
+func ownSlices(cluster *env.Cluster, ns, service string) ([]mcsactivities.SliceRef, error) {
+	list, err := cluster.Client().DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{
+		LabelSelector: labels.Set{networkingv1alpha1.LabelServiceName: service}.String() + "," + networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch,
+	})
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]mcsactivities.SliceRef, 0, len(list.Items))
+	for _, s := range list.Items {
+		refs = append(refs, mcsactivities.SliceRef{Name: s.Name, Generation: s.Generation})
+	}
+	return refs, nil
+}
+
+// sameSlices tells whether two lists name the same slices at the same generations, in any
+// order.
+func sameSlices(a, b []mcsactivities.SliceRef) bool {
+	key := func(r mcsactivities.SliceRef) string { return fmt.Sprintf("%s/%d", r.Name, r.Generation) }
+	as, bs := make([]string, 0, len(a)), make([]string, 0, len(b))
+	for _, r := range a {
+		as = append(as, key(r))
+	}
+	for _, r := range b {
+		bs = append(bs, key(r))
+	}
+	slices.Sort(as)
+	slices.Sort(bs)
+	return slices.Equal(as, bs)
 }
 
 // mcsStateOf answers the state query of a MultiClusterService workflow.

@@ -101,7 +101,7 @@ type State struct {
 	Slices      map[string][]act.SliceRef // by provider
 	Conditions  []act.Condition
 	Reconciles  int
-	Failures    int
+	Failures    int // reconciles that failed in a row; 0 once one ends well
 	NextWakeUp  time.Time
 	LastFullRun time.Time
 }
