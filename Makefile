@@ -5,6 +5,14 @@ include hack/tools/versions.mk
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 
+# Every Go build of make builds as the images do: static (no cgo) and without local paths
+# (-trimpath, which ko also applies). go vet, the tests, the benchmarks, the worker and starter
+# the tests run and the images then share one compiled copy of every package: with other flags
+# for the images, a cold build compiled the product's whole dependency graph a second time
+# (measured: 253 s on 2 cores, 498 s of CPU).
+export CGO_ENABLED := 0
+export GOFLAGS += -trimpath
+
 # Karmada's own components, built from its source (see KARMADA_SRC).
 KARMADA_TOOLS := karmada-controller-manager karmada-scheduler karmada-webhook karmada-aggregated-apiserver \
 	karmada-agent karmada-search karmada-descheduler karmada-metrics-adapter

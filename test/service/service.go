@@ -83,16 +83,15 @@ func Build(ctx context.Context, e *env.Env, opts Options) (*Service, error) {
 	for i := 2; i <= opts.Workers; i++ {
 		s.workers = append(s.workers, fmt.Sprintf("worker-%d", i))
 	}
-	for _, component := range []string{"worker", "starter"} {
-		args := []string{"build", "-o", filepath.Join(s.binDir, component)}
-		if opts.Version != "" {
-			args = append(args, "-ldflags", "-X github.com/karmadaflow/karmadaflow/internal/version.Version="+opts.Version)
-		}
-		cmd := exec.CommandContext(ctx, "go", append(args, "github.com/karmadaflow/karmadaflow/"+component)...)
-		cmd.Dir = opts.Source
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building %s: %v\n%s", component, err, out)
-		}
+	// One build links both binaries at once (into binDir/worker and binDir/starter).
+	args := []string{"build", "-o", s.binDir + string(filepath.Separator)}
+	if opts.Version != "" {
+		args = append(args, "-ldflags", "-X github.com/karmadaflow/karmadaflow/internal/version.Version="+opts.Version)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "github.com/karmadaflow/karmadaflow/worker", "github.com/karmadaflow/karmadaflow/starter")...)
+	cmd.Dir = opts.Source
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the worker and the starter: %v\n%s", err, out)
 	}
 	for _, instance := range s.instances() {
 		addr, err := FreeAddress()
