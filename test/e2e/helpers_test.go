@@ -298,19 +298,29 @@ func worksOf(namespace, name string) ([]string, error) {
 	return out, nil
 }
 
-// readyEndpoints counts the endpoints of the cluster's own slices of a Service.
+// ownEndpoints counts the endpoints of the cluster's own slices of a Service.
 func ownEndpoints(cluster *env.Cluster, namespace, service string) (int, error) {
-	list, err := cluster.Client().DiscoveryV1().EndpointSlices(namespace).List(context.Background(), metav1.ListOptions{
-		LabelSelector: labels.Set{networkingv1alpha1.LabelServiceName: service}.String() + "," + networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch,
-	})
+	own, err := ownSlices(cluster, namespace, service)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, s := range list.Items {
+	for _, s := range own {
 		n += len(s.Endpoints)
 	}
 	return n, nil
+}
+
+// ownSlices are the EndpointSlices of a Service that the cluster made itself (not dispatched
+// to it).
+func ownSlices(cluster *env.Cluster, namespace, service string) ([]discoveryv1.EndpointSlice, error) {
+	list, err := cluster.Client().DiscoveryV1().EndpointSlices(namespace).List(context.Background(), metav1.ListOptions{
+		LabelSelector: labels.Set{networkingv1alpha1.LabelServiceName: service}.String() + "," + networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 // logStateOnFailure logs what the named workflows believe (their state query) and their

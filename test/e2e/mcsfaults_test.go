@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
@@ -125,7 +125,7 @@ func settledOn(t *testing.T, ns, name, provider string) mcs.State {
 	var state mcs.State
 	eventually(t, 30*time.Second, func() error {
 		state = mcsStateOf(t, mcs.WorkflowID(ns, name))
-		own, err := ownSlices(testEnv.Member(provider), ns, name)
+		own, err := ownSliceRefs(testEnv.Member(provider), ns, name)
 		switch {
 		case err != nil:
 			return err
@@ -139,17 +139,14 @@ func settledOn(t *testing.T, ns, name, provider string) mcs.State {
 	return state
 }
 
-// ownSlices names the EndpointSlices of a Service in a cluster that the cluster made itself,
-// with their generations.
-func ownSlices(cluster *env.Cluster, ns, service string) ([]mcsactivities.SliceRef, error) {
-	list, err := cluster.Client().DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{
-		LabelSelector: labels.Set{networkingv1alpha1.LabelServiceName: service}.String() + "," + networkingv1alpha1.LabelEndpointSliceManagedBy + "!=" + networkingv1alpha1.ManagedByEndpointSliceDispatch,
-	})
+// ownSliceRefs names the cluster's own EndpointSlices of a Service, with their generations.
+func ownSliceRefs(cluster *env.Cluster, ns, service string) ([]mcsactivities.SliceRef, error) {
+	own, err := ownSlices(cluster, ns, service)
 	if err != nil {
 		return nil, err
 	}
-	refs := make([]mcsactivities.SliceRef, 0, len(list.Items))
-	for _, s := range list.Items {
+	refs := make([]mcsactivities.SliceRef, 0, len(own))
+	for _, s := range own {
 		refs = append(refs, mcsactivities.SliceRef{Name: s.Name, Generation: s.Generation})
 	}
 	return refs, nil
@@ -158,17 +155,11 @@ func ownSlices(cluster *env.Cluster, ns, service string) ([]mcsactivities.SliceR
 // sameSlices tells whether two lists name the same slices at the same generations, in any
 // order.
 func sameSlices(a, b []mcsactivities.SliceRef) bool {
-	key := func(r mcsactivities.SliceRef) string { return fmt.Sprintf("%s/%d", r.Name, r.Generation) }
-	as, bs := make([]string, 0, len(a)), make([]string, 0, len(b))
-	for _, r := range a {
-		as = append(as, key(r))
-	}
-	for _, r := range b {
-		bs = append(bs, key(r))
-	}
-	slices.Sort(as)
-	slices.Sort(bs)
-	return slices.Equal(as, bs)
+	byName := func(x, y mcsactivities.SliceRef) int { return strings.Compare(x.Name, y.Name) }
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(a, byName)
+	slices.SortFunc(b, byName)
+	return slices.Equal(a, b)
 }
 
 // mcsStateOf answers the state query of a MultiClusterService workflow.

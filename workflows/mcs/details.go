@@ -57,8 +57,8 @@ func (r *reconciler) describe(ctx workflow.Context) {
 			lines = append(lines, fmt.Sprintf("  - %s: %s", c.Reason, summary.Error(c.Message)))
 		}
 	}
-	if r.failures > 0 {
-		lines = append(lines, fmt.Sprintf("- retry %d due at %s", r.failures, summary.Time(r.retryAt)))
+	if r.state.Failures > 0 {
+		lines = append(lines, fmt.Sprintf("- retry %d due at %s", r.state.Failures, summary.Time(r.retryAt)))
 	} else {
 		lines = append(lines, "- no retry pending")
 	}

@@ -141,7 +141,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	if failed {
 		r.scheduleRetry(now)
 	} else {
-		r.failures, r.state.Failures, r.retryAt = 0, 0, time.Time{}
+		r.state.Failures, r.retryAt = 0, time.Time{}
 		if runsHere { // a reconcile that started live ran live to its end
 			r.worksUnread = false
 		}

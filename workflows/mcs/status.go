@@ -22,7 +22,7 @@ import (
 func (r *reconciler) settle(ctx workflow.Context, phase string, conds []act.Condition) {
 	r.writeStatus(ctx, conds)
 	r.setPhase(ctx, phase)
-	r.failures, r.retryAt = 0, time.Time{}
+	r.state.Failures, r.retryAt = 0, time.Time{}
 	r.plan = Plan{}
 }
 
@@ -34,9 +34,8 @@ func (r *reconciler) fail(ctx workflow.Context, now time.Time, phase string) {
 
 // scheduleRetry sets the next full reconcile after a failure: 1s, 2s, 4s ... up to a minute.
 func (r *reconciler) scheduleRetry(now time.Time) {
-	r.failures++
-	r.state.Failures = r.failures
-	r.retryAt = now.Add(entity.RetryDelay(r.failures, time.Second, time.Minute))
+	r.state.Failures++
+	r.retryAt = now.Add(entity.RetryDelay(r.state.Failures, time.Second, time.Minute))
 }
 
 // writeStatus writes the conditions unless they equal what was written last.

@@ -194,7 +194,6 @@ type reconciler struct {
 	plan                 Plan
 	lastFull             time.Time
 	retryAt              time.Time
-	failures             int
 	// Errors of the last attempt per provider and consumer, kept across partial reconciles.
 	collectErrs map[string]string
 	dispatchErr map[string]string
@@ -260,7 +259,7 @@ func (r *reconciler) restore(c Carried) {
 	if r.state.Slices == nil {
 		r.state.Slices = map[string][]act.SliceRef{}
 	}
-	r.lastFull, r.failures, r.retryAt, r.applied = c.State.LastFullRun, c.State.Failures, c.RetryAt, c.Applied
+	r.lastFull, r.retryAt, r.applied = c.State.LastFullRun, c.RetryAt, c.Applied
 	if c.CollectErrs != nil {
 		r.collectErrs = c.CollectErrs
 	}
