@@ -184,7 +184,9 @@ func TestFailedReconcilesKeepTheMomentOfOthersWrites(t *testing.T) {
 	env.SetStartTime(started)
 	env.SetContinuedExecutionRunID("the-previous-run")
 	wftest.CheckAt(t, env, 30*time.Second, func() {
-		require.Len(t, rec.othersWrote["PropagateService"], 2*propagateAttempts+1, "two failed reconciles, then one that ends well")
+		// At least: on a busy machine a local activity can also outlive its deadline in the
+		// test environment's clock, which adds attempts; every one of them must carry the start.
+		require.GreaterOrEqual(t, len(rec.othersWrote["PropagateService"]), 2*propagateAttempts+1, "two failed reconciles, then one that ends well")
 		for i, moment := range rec.othersWrote["PropagateService"] {
 			assert.Equal(t, started, moment, "call %d", i)
 		}
