@@ -152,14 +152,21 @@ fuzz: ## Fuzz the CRD tarball reader, the Work manifest decoders, the proxy's bo
 	  go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; \
 	done
 
-# make test builds the environment's tools (the longest cold step: Kubernetes, Temporal, Karmada)
-# while the checks that need no environment run, then runs the end-to-end suites one by one.
+# make test runs in two steps, each two branches side by side:
+#   1. the environment's tools (the longest cold step: Kubernetes, Temporal, Karmada) beside the
+#      unit and replay tests, which need no environment;
+#   2. the end-to-end suites one after another, beside lint, the alert rules, the images and
+#      fuzzing at the lowest CPU priority (nice 19): the suites leave part of the machine idle
+#      while they wait on their environments, and those checks fill it without slowing them.
 # Each branch is a sub-make of its own, serial inside (-j1; make warns that it resets the
-# jobserver for it): the two branches share nothing but bin/, where each writes other tools.
+# jobserver for it): the branches share nothing but bin/, where each writes other tools. The
+# second step's background checks write to .test-logs/ and print it when they end.
+TEST_LOGS := .test-logs
+
 .PHONY: test
 test: ## Every test: lint, alert rules, unit, replay, images, fuzz, end-to-end (also beside Karmada, and on the Temporal server).
-	$(MAKE) --no-print-directory -j2 checks-no-env test-tools
-	$(MAKE) --no-print-directory e2e e2e-beside-karmada e2e-temporal-server
+	$(MAKE) --no-print-directory -j2 unit test-tools
+	$(MAKE) --no-print-directory -j2 e2e-suites checks-beside-e2e
 
 .PHONY: checks-no-env
 checks-no-env: ## The tests that need no environment: lint, alert rules, unit and replay, images, fuzz.
@@ -168,6 +175,19 @@ checks-no-env: ## The tests that need no environment: lint, alert rules, unit an
 .PHONY: test-tools
 test-tools:
 	$(MAKE) --no-print-directory -j1 tools network-proxy-tools
+
+.PHONY: e2e-suites
+e2e-suites: ## The three end-to-end targets, one after another.
+	$(MAKE) --no-print-directory -j1 e2e e2e-beside-karmada e2e-temporal-server
+
+# The checks of make test's second step that need no environment, niced, their output kept in
+# $(TEST_LOGS)/checks-beside-e2e.log until they end.
+.PHONY: checks-beside-e2e
+checks-beside-e2e:
+	@mkdir -p $(TEST_LOGS)
+	@echo "lint, monitoring-check, images-test and fuzz run at nice 19 beside the end-to-end suites; output: $(TEST_LOGS)/checks-beside-e2e.log"
+	@rc=0; nice -n 19 $(MAKE) --no-print-directory -j1 lint monitoring-check images-test fuzz > $(TEST_LOGS)/checks-beside-e2e.log 2>&1 || rc=$$?; \
+	  echo "--- lint, monitoring-check, images-test, fuzz (exit $$rc):"; cat $(TEST_LOGS)/checks-beside-e2e.log; exit $$rc
 
 .PHONY: bench
 bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md), the environment at 20 members (.bench/env-report.md), scale (.bench/scale-report.md).
