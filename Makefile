@@ -214,4 +214,4 @@ run: tools build ## Bring up the local environment, the worker and the starter; 
 
 .PHONY: clean
 clean:
-	rm -rf bin .localenv .images
+	rm -rf bin .localenv .images $(TEST_LOGS)
