@@ -182,12 +182,14 @@ e2e-suites: ## The three end-to-end targets, one after another.
 
 # The checks of make test's second step that need no environment, niced, their output kept in
 # $(TEST_LOGS)/checks-beside-e2e.log until they end.
+CHECKS_BESIDE_E2E := lint monitoring-check images-test fuzz
+
 .PHONY: checks-beside-e2e
 checks-beside-e2e:
 	@mkdir -p $(TEST_LOGS)
-	@echo "lint, monitoring-check, images-test and fuzz run at nice 19 beside the end-to-end suites; output: $(TEST_LOGS)/checks-beside-e2e.log"
-	@rc=0; nice -n 19 $(MAKE) --no-print-directory -j1 lint monitoring-check images-test fuzz > $(TEST_LOGS)/checks-beside-e2e.log 2>&1 || rc=$$?; \
-	  echo "--- lint, monitoring-check, images-test, fuzz (exit $$rc):"; cat $(TEST_LOGS)/checks-beside-e2e.log; exit $$rc
+	@echo "$(CHECKS_BESIDE_E2E) run at nice 19 beside the end-to-end suites; output: $(TEST_LOGS)/checks-beside-e2e.log"
+	@rc=0; nice -n 19 $(MAKE) --no-print-directory -j1 $(CHECKS_BESIDE_E2E) > $(TEST_LOGS)/checks-beside-e2e.log 2>&1 || rc=$$?; \
+	  echo "--- $(CHECKS_BESIDE_E2E) (exit $$rc):"; cat $(TEST_LOGS)/checks-beside-e2e.log; exit $$rc
 
 .PHONY: bench
 bench: tools ## Benchmarks: MultiClusterService (.bench/report.md), the proxy (.bench/proxy-report.md), provisioning (.bench/provisioning-report.md), the environment at 20 members (.bench/env-report.md), scale (.bench/scale-report.md).

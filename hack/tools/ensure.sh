@@ -104,8 +104,6 @@ build_kubernetes() {
     if [ "$name" = kwok ]; then
       has_version kwok sigs.k8s.io/kwok "$KWOK_VERSION" && continue
       kwok=sigs.k8s.io/kwok/cmd/kwok
-      missing+=(kwok)
-      continue
     elif [ "$name" = etcd ]; then
       has_version etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" && continue
       pkgs+=(./etcd)
