@@ -186,9 +186,8 @@ CHECKS_BESIDE_E2E := lint monitoring-check images-test fuzz
 
 .PHONY: checks-beside-e2e
 checks-beside-e2e:
-	@mkdir -p $(TEST_LOGS)
 	@echo "$(CHECKS_BESIDE_E2E) run at nice 19 beside the end-to-end suites; output: $(TEST_LOGS)/checks-beside-e2e.log"
-	@rc=0; nice -n 19 $(MAKE) --no-print-directory -j1 $(CHECKS_BESIDE_E2E) > $(TEST_LOGS)/checks-beside-e2e.log 2>&1 || rc=$$?; \
+	@mkdir -p $(TEST_LOGS); rc=0; nice -n 19 $(MAKE) --no-print-directory -j1 $(CHECKS_BESIDE_E2E) > $(TEST_LOGS)/checks-beside-e2e.log 2>&1 || rc=$$?; \
 	  echo "--- $(CHECKS_BESIDE_E2E) (exit $$rc):"; cat $(TEST_LOGS)/checks-beside-e2e.log; exit $$rc
 
 .PHONY: bench
