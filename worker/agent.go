@@ -31,7 +31,8 @@ import (
 func registerAgent(w worker.ActivityRegistry, deps dependencies) {
 	cluster := deps.Options.Cluster
 	execution := &executionactivities.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: deps.Members, Parallelism: 16,
-		Metrics: executionactivities.NewMetrics(deps.Metrics), Agent: true}
+		Metrics: executionactivities.NewMetrics(deps.Metrics), Agent: true,
+		Written: executionactivities.NewWrittenVersions(executionactivities.WrittenVersionsKept)}
 	probe := &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: deps.Members, Agent: true}
 	collect := &mcsactivities.Activities{ControlPlane: deps.ControlPlane.Dynamic, Core: deps.ControlPlane.Kube, Members: deps.Members,
 		Metrics: mcsactivities.NewMetrics(deps.Metrics), WorkNamespace: naming.ExecutionNamespace(cluster)}

@@ -110,7 +110,7 @@ func registrations(ctx context.Context, deps dependencies) (map[string]func(work
 	if opts.EnableWorkExecution {
 		executionActivities := &executionactivities.Activities{
 			ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Parallelism: 16, Metrics: executionactivities.NewMetrics(deps.Metrics),
-			WorkCache: works,
+			WorkCache: works, Written: executionactivities.NewWrittenVersions(executionactivities.WrittenVersionsKept),
 		}
 		cluster = append(cluster, func(w worker.Registry) { execution.Register(w, executionActivities) })
 		mcsActivities.Execution = executionActivities

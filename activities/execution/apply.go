@@ -23,10 +23,10 @@ import (
 
 // applyAll server-side-applies every manifest of the Work to the member; works is the Work's
 // namespace in the control plane.
-func applyAll(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured) error {
+func applyAll(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured, written *WrittenVersions) error {
 	var applyErr error
 	for _, m := range manifests {
-		if err := apply(ctx, member, works, work, m); err != nil {
+		if err := apply(ctx, member, works, work, m, written); err != nil {
 			applyErr = errors.Join(applyErr, err)
 		}
 	}
@@ -46,8 +46,9 @@ const applyAttempts = 3
 // read, so the member never goes back to an older generation. An object read as absent is
 // created, not applied: the read may be stale, and a create fails where an apply would adopt
 // what someone else created meanwhile. The stamp of a later generation is believed only as far
-// as the Work in the control plane bears it out (believeStamp).
-func apply(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work, manifest *unstructured.Unstructured) error {
+// as the Work in the control plane bears it out (believeStamp). An object still as this process
+// last wrote it for the same generation of the Work is left alone (WrittenVersions).
+func apply(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work, manifest *unstructured.Unstructured, written *WrittenVersions) error {
 	client, err := resourceFor(member, manifest)
 	if err != nil {
 		return err
@@ -68,6 +69,8 @@ func apply(ctx context.Context, member *members.Member, works dynamic.ResourceIn
 		case !ownedBy(current, work):
 			return fmt.Errorf("cluster %s: %s %s/%s belongs to Work %s/%s", member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName(),
 				current.GetLabels()[naming.LabelWorkNamespace], current.GetLabels()[naming.LabelWorkName])
+		case written.unchanged(member.Name, current, work):
+			return nil
 		case holdsLaterGeneration(current, work):
 			latest, err := works.Get(ctx, work.GetName(), metav1.GetOptions{})
 			switch {
@@ -79,7 +82,10 @@ func apply(ctx context.Context, member *members.Member, works dynamic.ResourceIn
 				return nil
 			}
 		}
-		err = write(ctx, member, client, stamped(manifest, work, current))
+		out, err := write(ctx, member, client, stamped(manifest, work, current))
+		if err == nil {
+			written.wrote(member.Name, out)
+		}
 		if !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) || attempt == applyAttempts {
 			return err
 		}
@@ -127,27 +133,25 @@ func foreign(member *members.Member, manifest *unstructured.Unstructured) error 
 }
 
 // write creates obj when it was read as absent (no resourceVersion), else applies it on that
-// version; the first object of a namespace the member lacks creates it (Karmada propagates
-// namespaces to its members, karmadaflow does not).
-func write(ctx context.Context, member *members.Member, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
-	put := func() (err error) {
+// version, and returns the object written; the first object of a namespace the member lacks
+// creates it (Karmada propagates namespaces to its members, karmadaflow does not).
+func write(ctx context.Context, member *members.Member, client dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	put := func() (*unstructured.Unstructured, error) {
 		if obj.GetResourceVersion() == "" {
-			_, err = kube.Create(ctx, client, obj)
-		} else {
-			_, err = kube.Apply(ctx, client, obj)
+			return kube.Create(ctx, client, obj)
 		}
-		return err
+		return kube.Apply(ctx, client, obj)
 	}
-	err := put()
+	out, err := put()
 	if apierrors.IsNotFound(err) && obj.GetNamespace() != "" {
 		if err = ensureNamespace(ctx, member, obj.GetNamespace()); err == nil {
-			err = put()
+			out, err = put()
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("cluster %s: %w", member.Name, err)
+		return nil, fmt.Errorf("cluster %s: %w", member.Name, err)
 	}
-	return nil
+	return out, nil
 }
 
 // holdsLaterGeneration tells whether the object in the member was applied from a later

@@ -60,7 +60,7 @@ func TestStaleNotFoundNeverAdoptsAnotherCreation(t *testing.T) {
 	theirs := slice("member1-foo-abcde", map[string]string{"app": "theirs"})
 	member, client := memberWith(theirs.DeepCopy())
 
-	err := apply(context.Background(), member, nil, work("u1", 1), slice("member1-foo-abcde", nil))
+	err := apply(context.Background(), member, nil, work("u1", 1), slice("member1-foo-abcde", nil), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not created by karmadaflow")
 
@@ -77,12 +77,12 @@ func TestForeignServiceOfAnOverwriteManifestCountsAsApplied(t *testing.T) {
 	member, _ := memberWith(theirs.DeepCopy())
 	manifest := slice("foo", nil)
 	manifest.SetAnnotations(map[string]string{naming.AnnotationConflictResolution: naming.ConflictResolutionOverwrite})
-	assert.NoError(t, apply(context.Background(), member, nil, work("u1", 1), manifest), "left as it is, as a provider's own Service")
+	assert.NoError(t, apply(context.Background(), member, nil, work("u1", 1), manifest, nil), "left as it is, as a provider's own Service")
 }
 
 func TestAbsentObjectIsCreated(t *testing.T) {
 	member, client := memberWith()
-	require.NoError(t, apply(context.Background(), member, nil, work("u1", 1), slice("member1-foo-abcde", nil)))
+	require.NoError(t, apply(context.Background(), member, nil, work("u1", 1), slice("member1-foo-abcde", nil), nil))
 	got, err := client.Resource(endpointSlices).Namespace("demo").Get(context.Background(), "member1-foo-abcde", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "endpointslice-foo", got.GetLabels()[naming.LabelWorkName])

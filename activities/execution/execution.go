@@ -33,6 +33,9 @@ type Activities struct {
 	// Agent is set when these activities run inside a Pull member, as its agent: the control
 	// plane's side of a full pass has made the execution namespace already.
 	Agent bool
+	// Written, when set, remembers what this process wrote to members, so that applying a
+	// Work again leaves the objects it still holds as written alone.
+	Written *WrittenVersions
 }
 
 // ApplyInput names Works of one cluster's execution namespace to bring into the member; with
@@ -209,7 +212,7 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 	} else if err != nil {
 		return false, err
 	}
-	return false, a.record(ctx, member, works, work, manifests, applyAll(ctx, member, works, work, manifests))
+	return false, a.record(ctx, member, works, work, manifests, applyAll(ctx, member, works, work, manifests, a.Written))
 }
 
 // setFinalizer adds or removes execution's finalizer; a Work that is gone is a NotFound error.

@@ -52,7 +52,7 @@ func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, held
 	go func() {
 		defer close(done)
 		if member, applyErr = a.Members.Get(ctx, cluster); applyErr == nil {
-			applyErr = applyAll(ctx, member, works, next, manifests)
+			applyErr = applyAll(ctx, member, works, next, manifests, a.Written)
 		}
 	}()
 	written, writeErr = write()
@@ -61,7 +61,7 @@ func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, held
 		return written, writeErr, applyErr
 	}
 	if applyErr == nil && (written.GetUID() != next.GetUID() || written.GetGeneration() != next.GetGeneration()) {
-		applyErr = applyAll(ctx, member, works, written, manifests) // stamped as written
+		applyErr = applyAll(ctx, member, works, written, manifests, a.Written) // stamped as written
 	}
 	return written, nil, a.record(ctx, member, works, written, manifests, applyErr)
 }

@@ -123,3 +123,44 @@ func TestSuspendedWorks(t *testing.T) {
 	assert.True(t, slices.Contains(signalled, applied), "the applied Work was signalled: %v", signalled)
 	assert.False(t, slices.Contains(signalled, record), "the suspended record was signalled: %v", signalled)
 }
+
+// TestExecutionResyncRestoresAChangedObject: a full pass of Work execution leaves alone the
+// member objects still as it wrote them (execution.WrittenVersions), and applies the Work again
+// over one that someone else changed: the change of resourceVersion gives it away.
+func TestExecutionResyncRestoresAChangedObject(t *testing.T) {
+	standaloneOnly(t)
+	ctx := context.Background()
+	_, m2, _ := members(t)
+	member := testEnv.Member(m2)
+	ns := testNamespaceIn(t, member)
+	works := testEnv.ControlPlane.Dynamic().Resource(kube.Works).Namespace(naming.ExecutionNamespace(m2))
+	name := "changed-by-hand-" + ns
+	t.Cleanup(func() { _ = works.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+
+	_, err := works.Create(ctx, configMapWork(m2, ns, name, false), metav1.CreateOptions{})
+	require.NoError(t, err)
+	eventually(t, 30*time.Second, func() error {
+		cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && cm.Data["from"] != "work" {
+			err = fmt.Errorf("data %v", cm.Data)
+		}
+		return err
+	})
+	cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	cm.Data["from"] = "hand"
+	_, err = member.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	c, err := testEnv.Temporal.Dial(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SignalWorkflow(ctx, execution.WorkflowID(m2), "", execution.SignalResync, nil))
+	eventually(t, 60*time.Second, func() error {
+		cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && cm.Data["from"] != "work" {
+			err = fmt.Errorf("the full pass left the changed ConfigMap as it was: data %v", cm.Data)
+		}
+		return err
+	})
+}
