@@ -16,9 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
+	"github.com/karmadaflow/karmadaflow/test/env"
 	"github.com/karmadaflow/karmadaflow/workflows/execution"
 )
 
@@ -79,12 +81,8 @@ func signalledWorks(t *testing.T, workflowID string) []string {
 // execution's to delete: deleting it removes its ConfigMap from the member and releases the
 // Work.
 func TestSuspendedWorks(t *testing.T) {
-	standaloneOnly(t)
 	ctx := context.Background()
-	_, m2, _ := members(t)
-	member := testEnv.Member(m2)
-	ns := testNamespaceIn(t, member)
-	works := testEnv.ControlPlane.Dynamic().Resource(kube.Works).Namespace(naming.ExecutionNamespace(m2))
+	m2, member, ns, works := executionNamespaceOfMember2(t)
 	record, applied := "suspended-record-"+ns, "applied-then-suspended-"+ns
 	t.Cleanup(func() {
 		for _, name := range []string{record, applied} {
@@ -128,24 +126,14 @@ func TestSuspendedWorks(t *testing.T) {
 // member objects still as it wrote them (execution.WrittenVersions), and applies the Work again
 // over one that someone else changed: the change of resourceVersion gives it away.
 func TestExecutionResyncRestoresAChangedObject(t *testing.T) {
-	standaloneOnly(t)
 	ctx := context.Background()
-	_, m2, _ := members(t)
-	member := testEnv.Member(m2)
-	ns := testNamespaceIn(t, member)
-	works := testEnv.ControlPlane.Dynamic().Resource(kube.Works).Namespace(naming.ExecutionNamespace(m2))
+	m2, member, ns, works := executionNamespaceOfMember2(t)
 	name := "changed-by-hand-" + ns
 	t.Cleanup(func() { _ = works.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 
 	_, err := works.Create(ctx, configMapWork(m2, ns, name, false), metav1.CreateOptions{})
 	require.NoError(t, err)
-	eventually(t, 30*time.Second, func() error {
-		cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-		if err == nil && cm.Data["from"] != "work" {
-			err = fmt.Errorf("data %v", cm.Data)
-		}
-		return err
-	})
+	expectWorkData(t, 30*time.Second, member, ns, name, "the ConfigMap is not applied")
 	cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
 	cm.Data["from"] = "hand"
@@ -156,10 +144,28 @@ func TestExecutionResyncRestoresAChangedObject(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.SignalWorkflow(ctx, execution.WorkflowID(m2), "", execution.SignalResync, nil))
-	eventually(t, 60*time.Second, func() error {
-		cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	expectWorkData(t, 60*time.Second, member, ns, name, "the full pass left the changed ConfigMap as it was")
+}
+
+// executionNamespaceOfMember2 is what the execution tests work in (standalone only, where
+// karmadaflow executes the Works): member2, a test namespace in it, and the Works of member2's
+// execution namespace.
+func executionNamespaceOfMember2(t *testing.T) (string, *env.Cluster, string, dynamic.ResourceInterface) {
+	t.Helper()
+	standaloneOnly(t)
+	_, m2, _ := members(t)
+	member := testEnv.Member(m2)
+	ns := testNamespaceIn(t, member)
+	return m2, member, ns, testEnv.ControlPlane.Dynamic().Resource(kube.Works).Namespace(naming.ExecutionNamespace(m2))
+}
+
+// expectWorkData waits until the ConfigMap name of configMapWork holds the Work's data.
+func expectWorkData(t *testing.T, timeout time.Duration, member *env.Cluster, ns, name, failure string) {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err == nil && cm.Data["from"] != "work" {
-			err = fmt.Errorf("the full pass left the changed ConfigMap as it was: data %v", cm.Data)
+			err = fmt.Errorf("%s: data %v", failure, cm.Data)
 		}
 		return err
 	})
