@@ -62,7 +62,7 @@ func TestNodePortInstall(t *testing.T) {
 		}
 		return nil
 	})
-	_, completed := scheduled(history(t, id))
+	scheduledBeforeKill, completed := scheduled(history(t, id))
 	require.Zero(t, completed[prov.StepInitControlPlane], "the install is not finished when the workers die")
 	svc.KillWorkers()
 	t.Logf("workers killed %.1fs after create; completed steps: %v", time.Since(begin).Seconds(), completed)
@@ -83,11 +83,16 @@ func TestNodePortInstall(t *testing.T) {
 	k = waitReady(t, ns, name, metav1.ConditionTrue, operatorv1alpha1.ReasonCompleted, 3*time.Minute)
 	t.Logf("Ready %.1fs after create", time.Since(begin).Seconds())
 
-	// Resumed where it was: every step that had completed ran exactly once.
+	// Resumed where it was: no step that had completed ran again after the restart. A step
+	// runs once; ValidateKarmada runs once per pass, and a change signal that arrives twice
+	// (signals are at least once) may start a second pass before the kill.
 	h := history(t, id)
 	counts, completed := scheduled(h)
 	for _, step := range stepsBeforeControlPlane {
-		assert.Equal(t, 1, counts[step], "%s scheduled again after the workers restarted", step)
+		assert.Equal(t, scheduledBeforeKill[step], counts[step], "%s scheduled again after the workers restarted", step)
+		if step != "ValidateKarmada" {
+			assert.Equal(t, 1, counts[step], "%s scheduled more than once", step)
+		}
 	}
 	for _, step := range []string{prov.StepInitControlPlane, prov.StepRemoveOldComponents, "InspectCertificates"} {
 		assert.Equal(t, 1, completed[step], step)

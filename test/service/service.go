@@ -8,6 +8,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -228,10 +229,15 @@ func (s *Service) StartComponent(ctx context.Context, component string) error {
 		return fmt.Errorf("starting %s: %w", component, err)
 	}
 	p := &process{cmd: cmd, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logFile.Close(); close(p.exited) }()
 	s.mu.Lock()
 	s.procs[component] = p
 	s.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		logFile.Close()
+		s.forgetIfUnexpected(component, p, err)
+		close(p.exited)
+	}()
 	if err := waitHTTP(ctx, "http://"+s.MetricsAddress(component)+"/readyz", 2*time.Minute); err != nil {
 		return fmt.Errorf("%s not ready: %w\n%s", component, err, tail(logFile.Name()))
 	}
@@ -294,6 +300,22 @@ func (s *Service) take(instance string) *process {
 	p := s.procs[instance]
 	delete(s.procs, instance)
 	return p
+}
+
+// forgetIfUnexpected handles the exit of an instance's process that no Kill or Stop asked
+// for: the process is no longer counted as running (PID answers 0, StartWorkers starts it
+// again), and the test output says so with the end of its log, which a CI run would otherwise
+// lose with the environment's directory.
+func (s *Service) forgetIfUnexpected(instance string, p *process, err error) {
+	s.mu.Lock()
+	unexpected := s.procs[instance] == p
+	if unexpected {
+		delete(s.procs, instance)
+	}
+	s.mu.Unlock()
+	if unexpected {
+		log.Printf("service: %s (pid %d) exited by itself: %v; the end of its log:\n%s", instance, p.cmd.Process.Pid, err, tail(s.LogFile(instance)))
+	}
 }
 
 // Kill ends component at once (SIGKILL), as a crash would.
