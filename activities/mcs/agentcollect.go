@@ -26,6 +26,7 @@ import (
 // of each.
 func (a *Activities) ReadAgentCollection(ctx context.Context, in CollectInput) (CollectResult, error) {
 	res, err := a.readAgentCollection(ctx, in)
+	res.WorkCache = a.WorkCache.Instance()
 	return res, a.Metrics.count("collect", err)
 }
 
@@ -35,7 +36,7 @@ func (a *Activities) readAgentCollection(ctx context.Context, in CollectInput) (
 	if err != nil {
 		return res, err
 	}
-	works, err := a.listWorksOfOthers(ctx, in.MCS, in.OthersWroteBefore, naming.RoleCollected, naming.RoleCollectRequest)
+	works, err := a.listWorksOfOthers(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), naming.RoleCollected, naming.RoleCollectRequest)
 	if err != nil {
 		return res, err
 	}

@@ -22,6 +22,7 @@ import (
 // provider's execution namespace, never to be applied back to it.
 func (a *Activities) CollectEndpointSlices(ctx context.Context, in CollectInput) (CollectResult, error) {
 	res, err := a.collectEndpointSlices(ctx, in)
+	res.WorkCache = a.WorkCache.Instance()
 	return res, a.Metrics.count("collect", err)
 }
 
@@ -30,7 +31,7 @@ func (a *Activities) collectEndpointSlices(ctx context.Context, in CollectInput)
 	if err != nil {
 		return res, err
 	}
-	res.Changed, err = a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, in.OthersWroteBefore, desired)
+	res.Changed, err = a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), desired)
 	return res, err
 }
 

@@ -20,6 +20,7 @@ import (
 // collected from each listed provider, named after the provider.
 func (a *Activities) DispatchEndpointSlices(ctx context.Context, in DispatchInput) (DispatchResult, error) {
 	res, err := a.dispatchEndpointSlices(ctx, in)
+	res.WorkCache = a.WorkCache.Instance()
 	return res, a.Metrics.count("dispatch", err)
 }
 
@@ -29,7 +30,7 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 	if in.CollectedByAgents {
 		read = a.listWorksOfOthers
 	}
-	works, err := read(ctx, in.MCS, in.OthersWroteBefore, naming.RoleCollected, naming.RoleDispatched)
+	works, err := read(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), naming.RoleCollected, naming.RoleDispatched)
 	if err != nil {
 		return DispatchResult{}, err
 	}

@@ -14,7 +14,23 @@ type Metrics struct {
 	SyncEndpointSlice *prometheus.HistogramVec
 	Errors            *prometheus.CounterVec
 	Withdrawals       *prometheus.CounterVec
+	WorkLists         *prometheus.CounterVec
 }
+
+// Why a read of a MultiClusterService's Works listed them from the API server rather than
+// reading the worker's Work cache (the mcs_work_lists_total label "reason").
+const (
+	// listMoved: the workflow said another worker, or a run before it, may have written the
+	// Works, and the cache cannot vouch for showing those writes.
+	listMoved = "moved"
+	// listCacheUnanswerable: the cache cannot answer at all (not synced yet).
+	listCacheUnanswerable = "cache-unanswerable"
+	// listLagging: the read includes Works other processes create, and the cache's watch lags
+	// behind this process's own writes.
+	listLagging = "lagging"
+	// listDeletion: the deletion of every Work of a MultiClusterService that goes.
+	listDeletion = "deletion"
+)
 
 // NewMetrics registers the metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -39,7 +55,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "mcs_provider_withdrawals_total",
 		Help: "Providers whose EndpointSlices were withdrawn from consumers after being not Ready beyond the grace period, by provider cluster.",
 	}, []string{"cluster"})
-	reg.MustRegister(m.SyncService, m.SyncEndpointSlice, m.Errors, m.Withdrawals)
+	m.WorkLists = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcs_work_lists_total",
+		Help: "Lists of a MultiClusterService's Works from the control plane's API server (a pass over every Work there), by why the worker's Work cache did not answer: moved, cache-unanswerable, lagging or deletion.",
+	}, []string{"reason"})
+	reg.MustRegister(m.SyncService, m.SyncEndpointSlice, m.Errors, m.Withdrawals, m.WorkLists)
 	return m
 }
 
@@ -60,6 +80,12 @@ func (m *Metrics) observeServiceSync(d time.Duration) {
 func (m *Metrics) observeSliceSync(consumer string, d time.Duration) {
 	if m != nil {
 		m.SyncEndpointSlice.WithLabelValues(consumer).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) countWorkList(reason string) {
+	if m != nil {
+		m.WorkLists.WithLabelValues(reason).Inc()
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 // ObserveMCS reads the MultiClusterService, whether its Service exists, and the Clusters.
 func (a *Activities) ObserveMCS(ctx context.Context, ref Ref) (Observation, error) {
 	res, err := a.observeMCS(ctx, ref)
+	res.WorkCache = a.WorkCache.Instance()
 	return res, a.Metrics.count("observe", err)
 }
 

@@ -16,8 +16,8 @@ import (
 
 // PropagateService makes the Service's Work exist in the execution namespace of exactly the
 // given clusters.
-func (a *Activities) PropagateService(ctx context.Context, in PropagateServiceInput) error {
-	return a.Metrics.count("propagate", a.propagateService(ctx, in))
+func (a *Activities) PropagateService(ctx context.Context, in PropagateServiceInput) (WorkWriteResult, error) {
+	return WorkWriteResult{WorkCache: a.WorkCache.Instance()}, a.Metrics.count("propagate", a.propagateService(ctx, in))
 }
 
 func (a *Activities) propagateService(ctx context.Context, in PropagateServiceInput) error {
@@ -41,7 +41,7 @@ func (a *Activities) propagateService(ctx context.Context, in PropagateServiceIn
 		desired[naming.ExecutionNamespace(cluster)] = newWork(workName, naming.ExecutionNamespace(cluster),
 			workLabels(in.MCS, naming.RoleService), serviceWorkAnnotations, false, manifest)
 	}
-	if err := a.syncServiceWorks(ctx, in.MCS, in.OthersWroteBefore, desired, in.Unready); err != nil {
+	if err := a.syncServiceWorks(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), desired, in.Unready); err != nil {
 		return err
 	}
 	a.Metrics.observeServiceSync(time.Since(earliest(in.DetectedAt, start)))

@@ -67,6 +67,9 @@ type Observation struct {
 	// Pull provider's slices are collected by its karmada-agent (ReadAgentCollection), not by
 	// an agent of karmadaflow's.
 	KarmadaAgents bool `json:",omitempty"`
+	// WorkCache is the Work cache of the worker that observed (see CollectResult); not part of
+	// what was observed.
+	WorkCache string `json:",omitempty"`
 }
 
 // PropagateServiceInput asks for the Service's Work in exactly these clusters.
@@ -84,14 +87,22 @@ type PropagateServiceInput struct {
 	// which may not show those writes yet, unless the cache started watching well after then
 	// (workcache.Cache.StartedAfter). The list stands in the cache (workcache.Listed).
 	OthersWroteBefore time.Time `json:",omitempty"`
+	// WorkCache names the Work cache (workcache.Cache.Instance) through which the workflow's
+	// activities made every write to its Works so far, as their results reported it (empty
+	// when unknown). An activity that runs where that cache is knows the cache shows each of
+	// those writes, and ignores OthersWroteBefore: after the workflow left this worker's
+	// workflow cache and was replayed here, or continued as new here, its Works are read
+	// from the Work cache, not listed.
+	WorkCache string `json:",omitempty"`
 }
 
 // CollectInput asks to record provider's EndpointSlices of the Service as Works.
 type CollectInput struct {
 	MCS      Ref
 	Provider string
-	// OthersWroteBefore: see PropagateServiceInput.
+	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
 	OthersWroteBefore time.Time `json:",omitempty"`
+	WorkCache         string    `json:",omitempty"`
 }
 
 // SliceRef names a collected EndpointSlice and the generation collected.
@@ -100,10 +111,19 @@ type SliceRef struct {
 	Generation int64
 }
 
+// WorkWriteResult is the result of a step that writes Works and has nothing else to report.
+type WorkWriteResult struct {
+	// WorkCache: see CollectResult.
+	WorkCache string `json:",omitempty"`
+}
+
 // CollectResult says what was collected and whether any Work changed.
 type CollectResult struct {
 	Slices  []SliceRef
 	Changed bool
+	// WorkCache is the Work cache the activity read and wrote the Works through
+	// (workcache.Cache.Instance; empty where there is none).
+	WorkCache string `json:",omitempty"`
 }
 
 // DispatchInput asks that consumer hold exactly the slices collected from Providers (other
@@ -120,8 +140,9 @@ type DispatchInput struct {
 	// Unready are the clusters that are not Ready: their Works are written, and left to Work
 	// execution rather than applied at once.
 	Unready []string `json:",omitempty"`
-	// OthersWroteBefore: see PropagateServiceInput.
+	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
 	OthersWroteBefore time.Time `json:",omitempty"`
+	WorkCache         string    `json:",omitempty"`
 	// CollectedByAgents: some of Providers are Pull clusters, whose agents write their
 	// collected Works, so this process's cache may not know of each (see listWorksOfOthers).
 	CollectedByAgents bool `json:",omitempty"`
@@ -131,6 +152,8 @@ type DispatchInput struct {
 type DispatchResult struct {
 	Works   int
 	Changed bool
+	// WorkCache: see CollectResult.
+	WorkCache string `json:",omitempty"`
 }
 
 // CollectAndDispatchInput asks to collect the provider's slices and dispatch them to each
@@ -139,8 +162,9 @@ type CollectAndDispatchInput struct {
 	MCS      Ref
 	Provider string
 	Dispatch []DispatchInput
-	// OthersWroteBefore: see PropagateServiceInput.
+	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
 	OthersWroteBefore time.Time `json:",omitempty"`
+	WorkCache         string    `json:",omitempty"`
 }
 
 // CollectAndDispatchResult is the collection's result and each consumer's, by name.
@@ -149,6 +173,8 @@ type CollectAndDispatchResult struct {
 	CollectErr   string                    `json:",omitempty"`
 	Dispatched   map[string]DispatchResult `json:",omitempty"`
 	DispatchErrs map[string]string         `json:",omitempty"`
+	// WorkCache: see CollectResult.
+	WorkCache string `json:",omitempty"`
 }
 
 // ObserveAppliedInput asks whether the dispatched Works in these consumers are applied.
@@ -159,8 +185,9 @@ type ObserveAppliedInput struct {
 	// not show yet: an answer from the cache that is not all applied is then read again from
 	// the API server. Without it, the cache's answer stands.
 	Announced bool `json:",omitempty"`
-	// OthersWroteBefore: see PropagateServiceInput.
+	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
 	OthersWroteBefore time.Time `json:",omitempty"`
+	WorkCache         string    `json:",omitempty"`
 }
 
 // ConsumerApplied is the Applied state of one consumer's dispatched Works.
@@ -200,6 +227,7 @@ type DeleteWorksInput struct {
 	// worker's cache (when OthersWroteBefore allows it). A deletion of every Work of a
 	// MultiClusterService that goes is final, and always reads the API server.
 	Prune bool `json:",omitempty"`
-	// OthersWroteBefore: see PropagateServiceInput.
+	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
 	OthersWroteBefore time.Time `json:",omitempty"`
+	WorkCache         string    `json:",omitempty"`
 }

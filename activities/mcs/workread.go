@@ -43,6 +43,7 @@ func (a *Activities) listWorks(ctx context.Context, ref Ref, othersWroteBefore t
 // readWorks is listWorks, and tells whether the answer came from the API server (a list, or
 // reads by name) rather than from the cache.
 func (a *Activities) readWorks(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) (works []unstructured.Unstructured, fromAPIServer bool, err error) {
+	reason := listMoved
 	if othersWroteBefore.IsZero() || a.WorkCache.StartedAfter(othersWroteBefore) ||
 		a.WorkCache.ListedFor(ref.Namespace, ref.Name, roles, othersWroteBefore) {
 		if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
@@ -52,20 +53,33 @@ func (a *Activities) readWorks(ctx context.Context, ref Ref, othersWroteBefore t
 			works, err = a.rereadKnown(ctx, known)
 			return works, true, err
 		}
+		reason = listCacheUnanswerable
 	}
-	works, err = a.listWorksFor(ctx, ref, othersWroteBefore, roles...)
+	works, err = a.listWorksFor(ctx, ref, othersWroteBefore, reason, roles...)
 	return works, true, err
+}
+
+// othersWroteBefore is the moment until which other workers may have written the Works, as
+// an activity is to take it: the workflow's word (OthersWroteBefore), unless the workflow
+// says that this worker's Work cache, workCache, made and shows every write so far.
+func (a *Activities) othersWroteBefore(workflowSaid time.Time, workCache string) time.Time {
+	if workCache != "" && workCache == a.WorkCache.Instance() {
+		return time.Time{}
+	}
+	return workflowSaid
 }
 
 // listWorksOfOthers is listWorks for reads that include Works other processes create (what
 // karmada-agent collects): while the watch lags, the API server is listed.
 func (a *Activities) listWorksOfOthers(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) ([]unstructured.Unstructured, error) {
+	reason := listMoved
 	if othersWroteBefore.IsZero() || a.WorkCache.StartedAfter(othersWroteBefore) {
 		if cached, ok := a.cachedWorks(ctx, ref, roles...); ok {
 			return cached, nil
 		}
+		reason = listLagging
 	}
-	return a.listWorksLive(ctx, ref, roles...)
+	return a.listWorksLive(ctx, ref, reason, roles...)
 }
 
 // knownWorks is what the cache knows of the Works of the MultiClusterService with one of
@@ -130,13 +144,15 @@ func (a *Activities) rereadWorks(ctx context.Context, works []unstructured.Unstr
 
 // listWorksLive lists the Works of the MultiClusterService with one of roles from the API
 // server, and tells the cache what it found, so that later reads from the cache show it.
-func (a *Activities) listWorksLive(ctx context.Context, ref Ref, roles ...string) ([]unstructured.Unstructured, error) {
-	return a.listWorksFor(ctx, ref, time.Time{}, roles...)
+// reason says why the cache did not answer (mcs_work_lists_total).
+func (a *Activities) listWorksLive(ctx context.Context, ref Ref, reason string, roles ...string) ([]unstructured.Unstructured, error) {
+	return a.listWorksFor(ctx, ref, time.Time{}, reason, roles...)
 }
 
 // listWorksFor is listWorksLive for a reconcile told othersWroteBefore: the cache then
 // remembers the list was made for that moment (workcache.Cache.ListedFor).
-func (a *Activities) listWorksFor(ctx context.Context, ref Ref, othersWroteBefore time.Time, roles ...string) ([]unstructured.Unstructured, error) {
+func (a *Activities) listWorksFor(ctx context.Context, ref Ref, othersWroteBefore time.Time, reason string, roles ...string) ([]unstructured.Unstructured, error) {
+	a.Metrics.countWorkList(reason)
 	selector := labels.NewSelector()
 	for key, value := range map[string]string{networkingv1alpha1.LabelMCSName: ref.Name, networkingv1alpha1.LabelMCSNamespace: ref.Namespace} {
 		req, err := labels.NewRequirement(key, selection.Equals, []string{value})

@@ -21,8 +21,8 @@ import (
 // deleted), and Works deleted by role.
 
 // DeleteWorks removes the MultiClusterService's Works of the given roles from every namespace.
-func (a *Activities) DeleteWorks(ctx context.Context, in DeleteWorksInput) error {
-	return a.Metrics.count("delete", a.deleteWorks(ctx, in))
+func (a *Activities) DeleteWorks(ctx context.Context, in DeleteWorksInput) (WorkWriteResult, error) {
+	return WorkWriteResult{WorkCache: a.WorkCache.Instance()}, a.Metrics.count("delete", a.deleteWorks(ctx, in))
 }
 
 // deleteWorks lists the Works a prune removes as every other step of a reconcile reads them
@@ -37,9 +37,9 @@ func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error
 	var works []unstructured.Unstructured
 	var err error
 	if in.Prune {
-		works, err = a.listWorks(ctx, in.MCS, in.OthersWroteBefore, roles...)
+		works, err = a.listWorks(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), roles...)
 	} else {
-		works, err = a.listWorksLive(ctx, in.MCS, roles...)
+		works, err = a.listWorksLive(ctx, in.MCS, listDeletion, roles...)
 	}
 	if err != nil {
 		return err

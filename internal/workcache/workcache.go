@@ -20,6 +20,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -42,6 +43,8 @@ const byMCS = "mcs"
 // Cache holds the Works of its Scope.
 type Cache struct {
 	informer cache.SharedIndexInformer
+	// instance names this cache among the caches of every worker process (see Instance).
+	instance string
 	// started is when Run began: the watch's first list came after it.
 	started atomic.Pointer[time.Time]
 
@@ -110,6 +113,7 @@ func New(client dynamic.Interface, scope Scope) *Cache {
 	})
 	c := &Cache{
 		informer:  factory.ForResource(kube.Works).Informer(),
+		instance:  utilrand.String(instanceLength),
 		awaiting:  map[string]map[string]expectation{},
 		changed:   make(chan struct{}),
 		gone:      map[string]deletion{},
@@ -135,6 +139,21 @@ func New(client dynamic.Interface, scope Scope) *Cache {
 		DeleteFunc: func(obj any) { c.seen(obj, true) },
 	})
 	return c
+}
+
+// instanceLength is the length of an Instance: random letters and digits, enough that two
+// worker processes never draw the same.
+const instanceLength = 12
+
+// Instance names this cache, and so the process, among every worker's: a workflow whose
+// activities read and wrote its Works through this cache until now may say so (by this name)
+// to the next activity, which, if it runs here, knows the cache shows every one of those
+// writes. Empty for a nil cache.
+func (c *Cache) Instance() string {
+	if c == nil {
+		return ""
+	}
+	return c.instance
 }
 
 // Run watches until ctx is done.

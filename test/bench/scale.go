@@ -311,12 +311,14 @@ type scaleReading struct {
 	cpu     map[string]time.Duration
 	machine MachineCPU
 	control Snapshot
+	worker  Snapshot
 	members map[string]Snapshot // by member, when asked for
 }
 
 func (b *Bench) scaleRead(ctx context.Context, withMembers bool) scaleReading {
 	m, _ := ReadMachineCPU()
 	r := scaleReading{at: time.Now(), cpu: b.cpuTimes(), machine: m, control: b.scrapeAPIServer(ctx, b.Env.ControlPlane.Name)}
+	r.worker, _ = Scrape(ctx, b.Service.MetricsAddress("worker"))
 	if withMembers {
 		r.members = map[string]Snapshot{}
 		for _, member := range b.Env.Members {
@@ -538,6 +540,11 @@ func (b *Bench) scaleSteady(ctx context.Context, r *Report, stream *scaleStream,
 	total := requestSection(r, b.Env.ControlPlane.Name, before.control, after.control)
 	r.Printf("\nControl-plane API requests per change: **%.1f**.\n\n", total/float64(n))
 	r.Headline("scale: control-plane API requests per change", fmt.Sprintf("%.1f", total/float64(n)))
+	if before.worker != nil && after.worker != nil {
+		r.Printf("The worker's lists of a MultiClusterService's Works (by why its Work cache did not answer), and its "+
+			"workflow cache, over the window:\n\n%s\n", counterTable(CounterDeltas(before.worker, after.worker,
+			"mcs_work_lists_total", "temporal_sticky_cache", "temporal_workflow_task_execution_failed")))
+	}
 	var memberTotal, busiest float64
 	busiestName := ""
 	for name, a := range after.members {

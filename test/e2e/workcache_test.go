@@ -3,17 +3,23 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/workcache"
+	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 )
 
 // TestWorkCacheReadsItsOwnWrites: right after this process writes or deletes a Work, the
@@ -101,4 +107,75 @@ func TestWorkCacheReadsItsOwnWrites(t *testing.T) {
 		return nil
 	})
 	assert.NotContains(t, valuesOf("cached"), "wc-other")
+}
+
+// TestReplayedMCSWorkflowReadsItsWorksFromTheCache: a worker that replays a MultiClusterService
+// workflow it ran before (its sticky queue reset, as when the workflow left the worker's
+// workflow cache) reads the Works at the next reconcile from its Work cache, and lists none
+// from the API server; a worker that never ran it lists them (mcs_work_lists_total, reason
+// "moved"). The e2e service runs two workers: the reset is repeated until the workflow's own
+// worker took the task at least once.
+func TestReplayedMCSWorkflowReadsItsWorksFromTheCache(t *testing.T) {
+	ns, _, _ := exposeToMember2(t)
+	c := dialTemporal(t)
+	id := mcs.WorkflowID(ns, app)
+	sameWorker := 0
+	for attempt := 1; attempt <= 30 && sameWorker == 0; attempt++ {
+		ranOn := lastWorkflowTaskWorker(t, c, id)
+		before := movedLists(t)
+		reconciles := mcsStateOf(t, id).Reconciles
+		_, err := c.WorkflowService().ResetStickyTaskQueue(t.Context(), &workflowservice.ResetStickyTaskQueueRequest{
+			Namespace: testEnv.Temporal.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: id},
+		})
+		require.NoError(t, err)
+		require.NoError(t, c.SignalWorkflow(t.Context(), id, "", mcs.SignalResync, nil))
+		eventually(t, 30*time.Second, func() error {
+			if s := mcsStateOf(t, id); s.Reconciles <= reconciles || s.Phase != mcs.PhaseReady {
+				return fmt.Errorf("the resync's reconcile has not ended well: %d reconciles, phase %s", s.Reconciles, s.Phase)
+			}
+			return nil
+		})
+		replayedOn := lastWorkflowTaskWorker(t, c, id)
+		after := movedLists(t)
+		t.Logf("attempt %d: ran on %s, replayed on %s; lists of moved workflows before %v, after %v", attempt, ranOn, replayedOn, before, after)
+		if replayedOn == ranOn {
+			sameWorker++
+			assert.Equal(t, before[replayedOn], after[replayedOn], "the worker that ran the workflow listed its Works after replaying it")
+		} else {
+			assert.Greater(t, after[replayedOn], before[replayedOn], "the worker that never ran the workflow read its Works from its cache")
+		}
+	}
+	require.NotZero(t, sameWorker, "the workflow's own worker never took the task after a reset")
+}
+
+// lastWorkflowTaskWorker is the worker that started the workflow's latest workflow task.
+func lastWorkflowTaskWorker(t *testing.T, c client.Client, workflowID string) string {
+	t.Helper()
+	identity := ""
+	iter := c.GetWorkflowHistory(t.Context(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		require.NoError(t, err)
+		if a := e.GetWorkflowTaskStartedEventAttributes(); a != nil {
+			identity = a.GetIdentity()
+		}
+	}
+	for _, w := range svc.Workers() {
+		if strings.HasPrefix(identity, fmt.Sprintf("%d@", svc.PID(w))) {
+			return w
+		}
+	}
+	t.Fatalf("workflow task started by %q, none of the workers %v", identity, svc.Workers())
+	return ""
+}
+
+// movedLists is, by worker, how often it listed a MultiClusterService's Works because the
+// workflow said another worker may have written them.
+func movedLists(t *testing.T) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, w := range svc.Workers() {
+		out[w], _ = metricValue(t, w, `mcs_work_lists_total{reason="moved"}`)
+	}
+	return out
 }

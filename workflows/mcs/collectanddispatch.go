@@ -30,7 +30,7 @@ func (r *reconciler) collectAndDispatch(ctx workflow.Context, plan Plan, obs act
 		if !slices.Contains(pending.Providers, p) || slices.Contains(plan.Withdrawn, p) {
 			continue
 		}
-		in := act.CollectAndDispatchInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore}
+		in := act.CollectAndDispatchInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
 		var consumers []string
 		for _, c := range plan.Consumers {
 			if !slices.Contains(plan.Sources(c), p) {
@@ -52,7 +52,9 @@ func (r *reconciler) collectAndDispatch(ctx workflow.Context, plan Plan, obs act
 	for _, c := range calls {
 		p := c.in.Provider
 		var res act.CollectAndDispatchResult
-		if err := c.future.Get(ctx, &res); err != nil {
+		err := c.future.Get(ctx, &res)
+		r.reportWrite(res.WorkCache, err)
+		if err != nil {
 			r.collectErrs[p] = errorMessage(err)
 			continue
 		}

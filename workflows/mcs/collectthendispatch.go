@@ -37,7 +37,7 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 			futures = append(futures, nil)
 			continue
 		}
-		in := act.CollectInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore}
+		in := act.CollectInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
 		if isPull(r.obs, p) && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
 			futures = append(futures, collectPull(ctx, *r.obs, in))
 			continue
@@ -51,7 +51,9 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 			continue
 		}
 		var res act.CollectResult
-		if err := futures[i].Get(ctx, &res); err != nil {
+		err := futures[i].Get(ctx, &res)
+		r.reportWrite(res.WorkCache, err)
+		if err != nil {
 			r.collectErrs[p] = errorMessage(err)
 			continue
 		}
@@ -83,7 +85,8 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 	unready := notReady(obs.Clusters)
 	var calls []call
 	for _, c := range plan.Consumers {
-		in := act.DispatchInput{MCS: r.ref, Consumer: c, Ports: obs.Ports, Exclusive: full, DetectedAt: pending.DetectedAt, OthersWroteBefore: r.othersWroteBefore}
+		in := act.DispatchInput{MCS: r.ref, Consumer: c, Ports: obs.Ports, Exclusive: full, DetectedAt: pending.DetectedAt,
+			OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
 		if slices.Contains(unready, c) {
 			in.Unready = []string{c}
 		}
@@ -101,7 +104,9 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 	anyChanged := false
 	for _, c := range calls {
 		var res act.DispatchResult
-		if err := c.future.Get(ctx, &res); err != nil {
+		err := c.future.Get(ctx, &res)
+		r.reportWrite(res.WorkCache, err)
+		if err != nil {
 			r.dispatchErr[c.consumer] = errorMessage(err)
 			continue
 		}

@@ -35,6 +35,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		r.readHere = runsHere
 	}
 	defer func() { r.lastReconcileEnd = workflow.Now(ctx) }()
+	r.beginWorkCacheReports(ctx)
+	defer r.settleWorkCache(ctx)
 
 	targeted := r.targetedClusters(ctx, pending)
 	if len(pending.Clusters) > 0 && !targeted {
@@ -47,6 +49,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 			r.fail(ctx, now, PhaseObservationError)
 			return false
 		}
+		r.reportWorkCache(obs.WorkCache)
 		if targeted && onlyHealthChanged(*r.obs, obs, r.plan, MakePlan(obs, now)) {
 			r.obs = &obs // the status says what changed; the Works stay as they are
 		} else {
@@ -97,9 +100,12 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 
 	if pending.Full {
 		in := act.PropagateServiceInput{MCS: r.ref, Clusters: plan.ServiceClusters(), Ports: obs.Ports, DetectedAt: pending.DetectedAt,
-			Unready: notReady(obs.Clusters), OthersWroteBefore: r.othersWroteBefore}
+			Unready: notReady(obs.Clusters), OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
 		propagate := summary.Local(ctx, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
-		if err := workflow.ExecuteLocalActivity(propagate, activities.PropagateService, in).Get(ctx, nil); err != nil {
+		var res act.WorkWriteResult
+		err := workflow.ExecuteLocalActivity(propagate, activities.PropagateService, in).Get(ctx, &res)
+		r.reportWrite(res.WorkCache, err)
+		if err != nil {
 			out.ServiceErr, failed = errorMessage(err), true
 		}
 	}
@@ -115,7 +121,8 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 		dispatchChanged = r.dispatch(ctx, plan, obs, pending, r.collect(ctx, plan, pending))
 	}
 	if pending.Full || pending.Applied || dispatchChanged {
-		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied, OthersWroteBefore: r.othersWroteBefore}
+		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied,
+			OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
 		observe := summary.Local(ctx, "check that the EndpointSlices of %s are applied in %s", r.ref, summary.List(in.Consumers))
 		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveApplied, in).Get(ctx, &r.applied); err != nil {
 			failed = true
@@ -179,11 +186,14 @@ func notReady(clusters []act.ClusterState) []string {
 func (r *reconciler) prune(ctx workflow.Context, plan Plan) bool {
 	collected := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s collected from clusters other than %s", r.ref, summary.List(plan.Providers)),
 		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers,
-			Prune: true, OthersWroteBefore: r.othersWroteBefore})
+			Prune: true, OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache})
 	dispatched := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s dispatched to clusters other than %s", r.ref, summary.List(plan.Consumers)),
 		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers,
-			Prune: true, OthersWroteBefore: r.othersWroteBefore})
-	errCollected, errDispatched := collected.Get(ctx, nil), dispatched.Get(ctx, nil)
+			Prune: true, OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache})
+	var resCollected, resDispatched act.WorkWriteResult
+	errCollected, errDispatched := collected.Get(ctx, &resCollected), dispatched.Get(ctx, &resDispatched)
+	r.reportWrite(resCollected.WorkCache, errCollected)
+	r.reportWrite(resDispatched.WorkCache, errDispatched)
 	return errCollected == nil && errDispatched == nil
 }
 
@@ -205,7 +215,10 @@ func (r *reconciler) remove(ctx workflow.Context, now time.Time, obs act.Observa
 
 func (r *reconciler) deleteWorks(ctx workflow.Context, now time.Time) bool {
 	remove := summary.Local(ctx, "delete every Work of %s in every cluster", r.ref)
-	if err := workflow.ExecuteLocalActivity(remove, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref}).Get(ctx, nil); err != nil {
+	var res act.WorkWriteResult
+	err := workflow.ExecuteLocalActivity(remove, activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref}).Get(ctx, &res)
+	r.reportWrite(res.WorkCache, err)
+	if err != nil {
 		r.fail(ctx, now, r.state.Phase)
 		return false
 	}

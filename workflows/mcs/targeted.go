@@ -38,7 +38,7 @@ func onlyHealthChanged(prev, next act.Observation, prevPlan, nextPlan Plan) bool
 	}
 	// DeepEqual's result does not depend on the order it visits map entries in.
 	//workflowcheck:ignore
-	return reflect.DeepEqual(withoutHealth(prev), withoutHealth(next))
+	return reflect.DeepEqual(withoutHealth(withoutWorkCache(prev)), withoutHealth(withoutWorkCache(next)))
 }
 
 // withoutHealth is obs with the clusters' Ready and Since cleared.

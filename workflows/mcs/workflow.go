@@ -85,6 +85,8 @@ type Carried struct {
 	DispatchErr map[string]string     `json:",omitempty"`
 	Applied     []act.ConsumerApplied `json:",omitempty"`
 	RetryAt     time.Time             `json:",omitempty"`
+	// WorkCache: see reconciler.workCache.
+	WorkCache string `json:",omitempty"`
 }
 
 // changeCarriedState versions starting a continued run from what its predecessor carried.
@@ -182,6 +184,11 @@ type reconciler struct {
 	worksUnread       bool
 	readHere          bool
 	othersWroteBefore time.Time
+	// workCache names the Work cache that shows every write the workflow made to its Works
+	// (act.PropagateServiceInput.WorkCache; empty when unknown), carried across
+	// continue-as-new; reports is what the current reconcile learnt of it (workcache.go).
+	workCache string
+	reports   workCacheReports
 	// lastReconcileEnd is the workflow time at the end of the last reconcile.
 	lastReconcileEnd time.Time
 	// safetyResync is this workflow's SafetyResync.
@@ -247,7 +254,7 @@ func (r *reconciler) Next() Input {
 	in := Input{Namespace: r.ref.Namespace, Name: r.ref.Name, Pending: r.pending, LastStatus: r.lastStatus}
 	if r.obs != nil {
 		in.Carried = &Carried{Observation: *r.obs, Plan: r.plan, State: r.state, CollectErrs: r.collectErrs,
-			DispatchErr: r.dispatchErr, Applied: r.applied, RetryAt: r.retryAt}
+			DispatchErr: r.dispatchErr, Applied: r.applied, RetryAt: r.retryAt, WorkCache: r.workCache}
 	}
 	return in
 }
@@ -259,7 +266,7 @@ func (r *reconciler) restore(c Carried) {
 	if r.state.Slices == nil {
 		r.state.Slices = map[string][]act.SliceRef{}
 	}
-	r.lastFull, r.retryAt, r.applied = c.State.LastFullRun, c.RetryAt, c.Applied
+	r.lastFull, r.retryAt, r.applied, r.workCache = c.State.LastFullRun, c.RetryAt, c.Applied, c.WorkCache
 	if c.CollectErrs != nil {
 		r.collectErrs = c.CollectErrs
 	}

@@ -48,43 +48,66 @@ type recorder struct {
 	othersWrote map[string][]time.Time
 	// propagateFailures is how many PropagateService calls fail before they succeed.
 	propagateFailures int
+	// workCache is the Work cache the activities report, unless workCacheOf names another for
+	// an activity; told are the WorkCache each call was given, in order, by activity.
+	workCache   string
+	workCacheOf map[string]string
+	told        map[string][]string
+}
+
+// reports is the Work cache activity reports.
+func (rec *recorder) reports(activity string) string {
+	if c, ok := rec.workCacheOf[activity]; ok {
+		return c
+	}
+	return rec.workCache
 }
 
 func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEnvironment, *recorder) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
-	rec := &recorder{othersWrote: map[string][]time.Time{}}
-	env.OnActivity(activities.ObserveMCS, mock.Anything, ref).Return(func(_ context.Context, _ act.Ref) (act.Observation, error) { return obs(), nil })
+	rec := &recorder{othersWrote: map[string][]time.Time{}, told: map[string][]string{}}
+	env.OnActivity(activities.ObserveMCS, mock.Anything, ref).Return(func(_ context.Context, _ act.Ref) (act.Observation, error) {
+		o := obs()
+		o.WorkCache = rec.reports("ObserveMCS")
+		return o, nil
+	})
 	env.OnActivity(activities.AddFinalizer, mock.Anything, ref).Return(nil)
 	env.OnActivity(activities.RemoveFinalizer, mock.Anything, ref).Return(nil)
-	env.OnActivity(activities.DeleteWorks, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DeleteWorksInput) error {
+	env.OnActivity(activities.DeleteWorks, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DeleteWorksInput) (act.WorkWriteResult, error) {
 		rec.deletes = append(rec.deletes, in)
-		return nil
+		return act.WorkWriteResult{WorkCache: rec.reports("DeleteWorks")}, nil
 	})
-	env.OnActivity(activities.PropagateService, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.PropagateServiceInput) error {
+	env.OnActivity(activities.PropagateService, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.PropagateServiceInput) (act.WorkWriteResult, error) {
 		rec.othersWrote["PropagateService"] = append(rec.othersWrote["PropagateService"], in.OthersWroteBefore)
+		rec.told["PropagateService"] = append(rec.told["PropagateService"], in.WorkCache)
 		if rec.propagateFailures > 0 {
 			rec.propagateFailures--
-			return errors.New("the API server answered too late")
+			return act.WorkWriteResult{}, errors.New("the API server answered too late")
 		}
-		return nil
+		return act.WorkWriteResult{WorkCache: rec.reports("PropagateService")}, nil
 	})
 	env.OnActivity(activities.CollectEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectInput) (act.CollectResult, error) {
 		rec.collect = append(rec.collect, in)
 		rec.othersWrote["CollectEndpointSlices"] = append(rec.othersWrote["CollectEndpointSlices"], in.OthersWroteBefore)
-		return act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 1}}, Changed: true}, nil
+		rec.told["CollectEndpointSlices"] = append(rec.told["CollectEndpointSlices"], in.WorkCache)
+		return act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 1}}, Changed: true,
+			WorkCache: rec.reports("CollectEndpointSlices")}, nil
 	})
 	env.OnActivity(activities.DispatchEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DispatchInput) (act.DispatchResult, error) {
 		rec.dispatch = append(rec.dispatch, in)
 		rec.othersWrote["DispatchEndpointSlices"] = append(rec.othersWrote["DispatchEndpointSlices"], in.OthersWroteBefore)
-		return act.DispatchResult{Works: 1, Changed: true}, nil
+		rec.told["DispatchEndpointSlices"] = append(rec.told["DispatchEndpointSlices"], in.WorkCache)
+		return act.DispatchResult{Works: 1, Changed: true, WorkCache: rec.reports("DispatchEndpointSlices")}, nil
 	})
 	env.OnActivity(activities.CollectAndDispatch, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectAndDispatchInput) (act.CollectAndDispatchResult, error) {
 		rec.merged++
 		rec.othersWrote["CollectAndDispatch"] = append(rec.othersWrote["CollectAndDispatch"], in.OthersWroteBefore)
+		rec.told["CollectAndDispatch"] = append(rec.told["CollectAndDispatch"], in.WorkCache)
 		rec.collect = append(rec.collect, act.CollectInput{MCS: in.MCS, Provider: in.Provider})
-		res := act.CollectAndDispatchResult{Collect: act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 2}}, Changed: true}}
+		res := act.CollectAndDispatchResult{Collect: act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 2}}, Changed: true},
+			WorkCache: rec.reports("CollectAndDispatch")}
 		for _, d := range in.Dispatch {
 			rec.dispatch = append(rec.dispatch, d)
 			if msg, ok := rec.dispatchErrs[d.Consumer]; ok {
@@ -195,6 +218,43 @@ func TestFailedReconcilesKeepTheMomentOfOthersWrites(t *testing.T) {
 
 // propagateAttempts is how often a reconcile calls PropagateService before it fails.
 var propagateAttempts = int(localActivityOptions.RetryPolicy.MaximumAttempts)
+
+// The Work cache a reconcile's activities reported, when they wrote within one workflow task,
+// is what the next reconcile's activities are told: where it is theirs, they read the Works
+// from it. Reports that differ name none.
+func TestActivitiesAreToldTheWorkCacheOfEveryWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		workCacheOf map[string]string
+		want        string
+	}{
+		{"every activity reports one cache", nil, "worker-a"},
+		{"a dispatch reports another", map[string]string{"DispatchEndpointSlices": "worker-b"}, ""},
+		{"a collect reports none", map[string]string{"CollectEndpointSlices": ""}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, rec := newEnv(t, func() act.Observation { return observation(ready("member1"), ready("member2")) })
+			rec.workCache, rec.workCacheOf = "worker-a", tc.workCacheOf
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
+			}, time.Second)
+			wftest.CheckAt(t, env, 2*time.Second, func() {
+				assert.Equal(t, []string{""}, rec.told["PropagateService"], "the first reconcile knows of no cache")
+				assert.Equal(t, []string{tc.want}, rec.told["CollectAndDispatch"], "the slice change's reconcile")
+			}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
+		})
+	}
+}
+
+// The Work cache is carried to the run a run continues as.
+func TestContinuedRunIsToldTheWorkCache(t *testing.T) {
+	r := &reconciler{ref: ref, obs: &act.Observation{}, workCache: "worker-a"}
+	next := r.Next()
+	require.NotNil(t, next.Carried)
+	continued := &reconciler{}
+	continued.restore(*next.Carried)
+	assert.Equal(t, "worker-a", continued.workCache)
+}
 
 func TestEarlierWritesEnd(t *testing.T) {
 	start, last := time.Unix(1000, 0), time.Unix(2000, 0)
