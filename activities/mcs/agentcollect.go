@@ -36,7 +36,7 @@ func (a *Activities) readAgentCollection(ctx context.Context, in CollectInput) (
 	if err != nil {
 		return res, err
 	}
-	works, err := a.listWorksOfOthers(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), naming.RoleCollected, naming.RoleCollectRequest)
+	works, err := a.listWorksOfOthers(ctx, in.MCS, a.othersWroteBefore(in.EarlierWrites), naming.RoleCollected, naming.RoleCollectRequest)
 	if err != nil {
 		return res, err
 	}

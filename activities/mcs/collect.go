@@ -31,7 +31,7 @@ func (a *Activities) collectEndpointSlices(ctx context.Context, in CollectInput)
 	if err != nil {
 		return res, err
 	}
-	res.Changed, err = a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), desired)
+	res.Changed, err = a.syncWorksIn(ctx, naming.ExecutionNamespace(in.Provider), in.MCS, naming.RoleCollected, a.othersWroteBefore(in.EarlierWrites), desired)
 	return res, err
 }
 

@@ -33,7 +33,7 @@ func (a *Activities) collectAndDispatch(ctx context.Context, in CollectAndDispat
 	res.Collect = collected
 	sources := map[string][]unstructured.Unstructured{in.Provider: derefWorks(sortedWorks(desired))}
 	// One read serves both sides: the provider's collected Works and the consumers' dispatched ones.
-	works, err := a.listWorks(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), naming.RoleCollected, naming.RoleDispatched)
+	works, err := a.listWorks(ctx, in.MCS, a.othersWroteBefore(in.EarlierWrites), naming.RoleCollected, naming.RoleDispatched)
 	if err != nil {
 		return res, err
 	}

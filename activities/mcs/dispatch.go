@@ -30,7 +30,7 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 	if in.CollectedByAgents {
 		read = a.listWorksOfOthers
 	}
-	works, err := read(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), naming.RoleCollected, naming.RoleDispatched)
+	works, err := read(ctx, in.MCS, a.othersWroteBefore(in.EarlierWrites), naming.RoleCollected, naming.RoleDispatched)
 	if err != nil {
 		return DispatchResult{}, err
 	}

@@ -41,7 +41,7 @@ func (a *Activities) propagateService(ctx context.Context, in PropagateServiceIn
 		desired[naming.ExecutionNamespace(cluster)] = newWork(workName, naming.ExecutionNamespace(cluster),
 			workLabels(in.MCS, naming.RoleService), serviceWorkAnnotations, false, manifest)
 	}
-	if err := a.syncServiceWorks(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), desired, in.Unready); err != nil {
+	if err := a.syncServiceWorks(ctx, in.MCS, a.othersWroteBefore(in.EarlierWrites), desired, in.Unready); err != nil {
 		return err
 	}
 	a.Metrics.observeServiceSync(time.Since(earliest(in.DetectedAt, start)))

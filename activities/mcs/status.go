@@ -32,7 +32,7 @@ func (a *Activities) observeApplied(ctx context.Context, in ObserveAppliedInput)
 	// selector costs the API server a pass over every Work of the control plane (0.76 s on
 	// average with 26,000 Works while 2,000 MultiClusterServices started), a read by name
 	// does not.
-	works, fromAPIServer, err := a.readWorks(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), naming.RoleDispatched)
+	works, fromAPIServer, err := a.readWorks(ctx, in.MCS, a.othersWroteBefore(in.EarlierWrites), naming.RoleDispatched)
 	if err != nil {
 		return nil, err
 	}

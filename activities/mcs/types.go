@@ -81,6 +81,13 @@ type PropagateServiceInput struct {
 	DetectedAt time.Time
 	// Unready are the clusters that are not Ready (see DispatchInput).
 	Unready []string `json:",omitempty"`
+	EarlierWrites
+}
+
+// EarlierWrites tells an activity that reads the Works of a MultiClusterService whether this
+// worker's Work cache shows every earlier write to them. Its fields are flattened into the
+// inputs that embed it.
+type EarlierWrites struct {
 	// OthersWroteBefore, when set, says that another worker may have written the Works until
 	// then: the workflow sets it on its first reconcile after it was loaded into a worker. The
 	// Works are then listed from the API server rather than read from this worker's cache,
@@ -100,9 +107,7 @@ type PropagateServiceInput struct {
 type CollectInput struct {
 	MCS      Ref
 	Provider string
-	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
-	OthersWroteBefore time.Time `json:",omitempty"`
-	WorkCache         string    `json:",omitempty"`
+	EarlierWrites
 }
 
 // SliceRef names a collected EndpointSlice and the generation collected.
@@ -140,9 +145,7 @@ type DispatchInput struct {
 	// Unready are the clusters that are not Ready: their Works are written, and left to Work
 	// execution rather than applied at once.
 	Unready []string `json:",omitempty"`
-	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
-	OthersWroteBefore time.Time `json:",omitempty"`
-	WorkCache         string    `json:",omitempty"`
+	EarlierWrites
 	// CollectedByAgents: some of Providers are Pull clusters, whose agents write their
 	// collected Works, so this process's cache may not know of each (see listWorksOfOthers).
 	CollectedByAgents bool `json:",omitempty"`
@@ -162,9 +165,7 @@ type CollectAndDispatchInput struct {
 	MCS      Ref
 	Provider string
 	Dispatch []DispatchInput
-	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
-	OthersWroteBefore time.Time `json:",omitempty"`
-	WorkCache         string    `json:",omitempty"`
+	EarlierWrites
 }
 
 // CollectAndDispatchResult is the collection's result and each consumer's, by name.
@@ -185,9 +186,7 @@ type ObserveAppliedInput struct {
 	// not show yet: an answer from the cache that is not all applied is then read again from
 	// the API server. Without it, the cache's answer stands.
 	Announced bool `json:",omitempty"`
-	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
-	OthersWroteBefore time.Time `json:",omitempty"`
-	WorkCache         string    `json:",omitempty"`
+	EarlierWrites
 }
 
 // ConsumerApplied is the Applied state of one consumer's dispatched Works.
@@ -227,7 +226,5 @@ type DeleteWorksInput struct {
 	// worker's cache (when OthersWroteBefore allows it). A deletion of every Work of a
 	// MultiClusterService that goes is final, and always reads the API server.
 	Prune bool `json:",omitempty"`
-	// OthersWroteBefore and WorkCache: see PropagateServiceInput.
-	OthersWroteBefore time.Time `json:",omitempty"`
-	WorkCache         string    `json:",omitempty"`
+	EarlierWrites
 }

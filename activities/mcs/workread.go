@@ -24,7 +24,7 @@ import (
 // listWorks reads, in every namespace, the Works of the MultiClusterService with one of roles
 // (any role when none is given): from the cache when it can answer, else from the API server.
 // othersWroteBefore is the workflow's word that another worker may have written them until
-// then (see PropagateServiceInput.OthersWroteBefore): unless the cache started watching well
+// then (see EarlierWrites.OthersWroteBefore): unless the cache started watching well
 // after, it may not show those writes yet, and the API server is listed.
 //
 // A list made here for the same othersWroteBefore (by a reconcile here that failed later)
@@ -61,12 +61,12 @@ func (a *Activities) readWorks(ctx context.Context, ref Ref, othersWroteBefore t
 
 // othersWroteBefore is the moment until which other workers may have written the Works, as
 // an activity is to take it: the workflow's word (OthersWroteBefore), unless the workflow
-// says that this worker's Work cache, workCache, made and shows every write so far.
-func (a *Activities) othersWroteBefore(workflowSaid time.Time, workCache string) time.Time {
-	if workCache != "" && workCache == a.WorkCache.Instance() {
+// says that this worker's Work cache made and shows every write so far.
+func (a *Activities) othersWroteBefore(earlier EarlierWrites) time.Time {
+	if earlier.WorkCache != "" && earlier.WorkCache == a.WorkCache.Instance() {
 		return time.Time{}
 	}
-	return workflowSaid
+	return earlier.OthersWroteBefore
 }
 
 // listWorksOfOthers is listWorks for reads that include Works other processes create (what

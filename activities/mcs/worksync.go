@@ -37,7 +37,7 @@ func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error
 	var works []unstructured.Unstructured
 	var err error
 	if in.Prune {
-		works, err = a.listWorks(ctx, in.MCS, a.othersWroteBefore(in.OthersWroteBefore, in.WorkCache), roles...)
+		works, err = a.listWorks(ctx, in.MCS, a.othersWroteBefore(in.EarlierWrites), roles...)
 	} else {
 		works, err = a.listWorksLive(ctx, in.MCS, listDeletion, roles...)
 	}

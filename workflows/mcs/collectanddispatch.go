@@ -30,7 +30,7 @@ func (r *reconciler) collectAndDispatch(ctx workflow.Context, plan Plan, obs act
 		if !slices.Contains(pending.Providers, p) || slices.Contains(plan.Withdrawn, p) {
 			continue
 		}
-		in := act.CollectAndDispatchInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
+		in := act.CollectAndDispatchInput{MCS: r.ref, Provider: p, EarlierWrites: r.earlierWrites()}
 		var consumers []string
 		for _, c := range plan.Consumers {
 			if !slices.Contains(plan.Sources(c), p) {

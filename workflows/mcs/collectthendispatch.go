@@ -37,7 +37,7 @@ func (r *reconciler) collect(ctx workflow.Context, plan Plan, pending Pending) [
 			futures = append(futures, nil)
 			continue
 		}
-		in := act.CollectInput{MCS: r.ref, Provider: p, OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
+		in := act.CollectInput{MCS: r.ref, Provider: p, EarlierWrites: r.earlierWrites()}
 		if isPull(r.obs, p) && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
 			futures = append(futures, collectPull(ctx, *r.obs, in))
 			continue
@@ -86,7 +86,7 @@ func (r *reconciler) dispatch(ctx workflow.Context, plan Plan, obs act.Observati
 	var calls []call
 	for _, c := range plan.Consumers {
 		in := act.DispatchInput{MCS: r.ref, Consumer: c, Ports: obs.Ports, Exclusive: full, DetectedAt: pending.DetectedAt,
-			OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
+			EarlierWrites: r.earlierWrites()}
 		if slices.Contains(unready, c) {
 			in.Unready = []string{c}
 		}

@@ -100,7 +100,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 
 	if pending.Full {
 		in := act.PropagateServiceInput{MCS: r.ref, Clusters: plan.ServiceClusters(), Ports: obs.Ports, DetectedAt: pending.DetectedAt,
-			Unready: notReady(obs.Clusters), OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
+			Unready: notReady(obs.Clusters), EarlierWrites: r.earlierWrites()}
 		propagate := summary.Local(ctx, "propagate Service %s to %s", r.ref, summary.List(in.Clusters))
 		var res act.WorkWriteResult
 		err := workflow.ExecuteLocalActivity(propagate, activities.PropagateService, in).Get(ctx, &res)
@@ -122,7 +122,7 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	}
 	if pending.Full || pending.Applied || dispatchChanged {
 		in := act.ObserveAppliedInput{MCS: r.ref, Consumers: plan.Consumers, Announced: pending.Applied,
-			OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
+			EarlierWrites: r.earlierWrites()}
 		observe := summary.Local(ctx, "check that the EndpointSlices of %s are applied in %s", r.ref, summary.List(in.Consumers))
 		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveApplied, in).Get(ctx, &r.applied); err != nil {
 			failed = true
@@ -186,10 +186,10 @@ func notReady(clusters []act.ClusterState) []string {
 func (r *reconciler) prune(ctx workflow.Context, plan Plan) bool {
 	collected := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s collected from clusters other than %s", r.ref, summary.List(plan.Providers)),
 		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleCollected}, ExceptClusters: plan.Providers,
-			Prune: true, OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache})
+			Prune: true, EarlierWrites: r.earlierWrites()})
 	dispatched := workflow.ExecuteLocalActivity(summary.Local(ctx, "delete the EndpointSlices of %s dispatched to clusters other than %s", r.ref, summary.List(plan.Consumers)),
 		activities.DeleteWorks, act.DeleteWorksInput{MCS: r.ref, Roles: []string{naming.RoleDispatched}, ExceptClusters: plan.Consumers,
-			Prune: true, OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache})
+			Prune: true, EarlierWrites: r.earlierWrites()})
 	var resCollected, resDispatched act.WorkWriteResult
 	errCollected, errDispatched := collected.Get(ctx, &resCollected), dispatched.Get(ctx, &resDispatched)
 	r.reportWrite(resCollected.WorkCache, errCollected)

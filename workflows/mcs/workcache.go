@@ -7,7 +7,7 @@ import (
 )
 
 // Which worker's Work cache shows every write the workflow made to its Works: the activities
-// report their cache, and the workflow tells the next ones (act.PropagateServiceInput.WorkCache).
+// report their cache, and the workflow tells the next ones (act.EarlierWrites.WorkCache).
 // A worker that replays the workflow (it left the worker's workflow cache, or continued as
 // new) then reads the Works from its Work cache rather than listing them from the API server.
 
@@ -75,4 +75,10 @@ func (r *reconciler) settleWorkCache(ctx workflow.Context) {
 func withoutWorkCache(obs act.Observation) act.Observation {
 	obs.WorkCache = ""
 	return obs
+}
+
+// earlierWrites is what the next activity that reads the Works is told of the writes before
+// it: until when other workers may have written them, and which Work cache shows them all.
+func (r *reconciler) earlierWrites() act.EarlierWrites {
+	return act.EarlierWrites{OthersWroteBefore: r.othersWroteBefore, WorkCache: r.workCache}
 }

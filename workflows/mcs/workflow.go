@@ -175,7 +175,7 @@ type reconciler struct {
 	// loaded the workflow (started it, or replayed it after another worker ran it, or after it
 	// left the cache). Until one has, every reconcile here tells its activities until when
 	// another worker may have written the Works (othersWroteBefore,
-	// act.PropagateServiceInput.OthersWroteBefore): the end of the last reconcile before the
+	// act.EarlierWrites.OthersWroteBefore): the end of the last reconcile before the
 	// first that ran here, or the start of a run that continued another. It stays the same
 	// moment across the reconciles here, so that a list of the Works that a failed one made
 	// serves the next (workcache.Cache.ListedFor); readHere says it is set. These change
@@ -185,7 +185,7 @@ type reconciler struct {
 	readHere          bool
 	othersWroteBefore time.Time
 	// workCache names the Work cache that shows every write the workflow made to its Works
-	// (act.PropagateServiceInput.WorkCache; empty when unknown), carried across
+	// (act.EarlierWrites.WorkCache; empty when unknown), carried across
 	// continue-as-new; reports is what the current reconcile learnt of it (workcache.go).
 	workCache string
 	reports   workCacheReports
