@@ -11,18 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestParseProcAddress(t *testing.T) {
-	for raw, want := range map[string]string{
-		"0100007F:1F90":                         "127.0.0.1:8080",
-		"35FFFF0A:0035":                         "10.255.255.53:53",
-		"00000000000000000000000001000000:01BB": "[::1]:443",
-	} {
-		addr, err := parseProcAddress(raw)
-		require.NoError(t, err, raw)
-		assert.Equal(t, want, addr.String(), raw)
-	}
-}
-
 // TestGuardSeesAConnectionOutsideLoopback shows the guard can fail: a UDP socket of this
 // process connected (no packet sent) to an address outside loopback is reported.
 func TestGuardSeesAConnectionOutsideLoopback(t *testing.T) {
@@ -37,6 +25,29 @@ func TestGuardSeesAConnectionOutsideLoopback(t *testing.T) {
 	require.Eventually(t, func() bool { return len(g.Outside()) > 0 }, 2*time.Second, 10*time.Millisecond)
 	assert.Len(t, g.Outside(), 1)
 	assert.Contains(t, g.Outside()[0], "udp 192.0.2.1:9")
+}
+
+// The guard's listing of the machine's sockets holds this process's TCP connections over
+// loopback, with their remote port, in either family.
+func TestSocketsListLoopbackConnections(t *testing.T) {
+	for _, network := range []string{"tcp4", "tcp6"} {
+		listener, err := net.Listen(network, map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network])
+		if err != nil && network == "tcp6" {
+			t.Logf("no IPv6 loopback here: %v", err)
+			continue
+		}
+		require.NoError(t, err)
+		defer listener.Close()
+		conn, err := net.Dial(network, listener.Addr().String())
+		require.NoError(t, err)
+		defer conn.Close()
+		port := uint16(listener.Addr().(*net.TCPAddr).Port)
+		found := false
+		for _, s := range sockets() {
+			found = found || s.proto == map[string]string{"tcp4": "tcp", "tcp6": "tcp6"}[network] && s.remote.IsLoopback() && s.port == port && s.inode != "0"
+		}
+		assert.True(t, found, "a %s connection to %s is listed", network, listener.Addr())
+	}
 }
 
 func TestLogsNamingAnOutsideAddress(t *testing.T) {
