@@ -79,8 +79,15 @@ func Start(ctx context.Context) (*Browser, error) {
 	return b, nil
 }
 
-// Close ends chromium and removes its profile.
+// closeTimeout bounds how long Close waits for chromium to exit.
+const closeTimeout = 10 * time.Second
+
+// Close ends chromium and removes its profile. Chromium is asked to close and awaited first:
+// it writes to its profile as it exits, and a profile removed before that was left behind.
 func (b *Browser) Close() {
+	ctx, cancel := context.WithTimeout(b.ctx, closeTimeout)
+	_ = chromedp.Cancel(ctx)
+	cancel()
 	b.cancel()
 	_ = os.RemoveAll(b.dataDir)
 }
