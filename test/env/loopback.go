@@ -122,10 +122,8 @@ type socketEntry struct {
 }
 
 // sockets are the TCP and UDP sockets of the machine, IPv4 and IPv6, as the kernel's socket
-// diagnostics (netlink) list them: TCP in one request (sockdiag.go), UDP per family with
-// vishvananda/netlink. A table that cannot be read is left out of the sample. Reading
-// /proc/net/tcp and tcp6 instead cost twice the kernel's walk of its connections, and writing
-// and parsing every socket as text on top.
+// diagnostics (netlink) list them: TCP in one request (sockdiag.go says why), UDP per family
+// with vishvananda/netlink. A table that cannot be read is left out of the sample.
 func sockets() []socketEntry {
 	out, _ := tcpSockets()
 	for _, family := range []struct {

@@ -30,23 +30,26 @@ func TestGuardSeesAConnectionOutsideLoopback(t *testing.T) {
 // The guard's listing of the machine's sockets holds this process's TCP connections over
 // loopback, with their remote port, in either family.
 func TestSocketsListLoopbackConnections(t *testing.T) {
-	for _, network := range []string{"tcp4", "tcp6"} {
-		listener, err := net.Listen(network, map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network])
-		if err != nil && network == "tcp6" {
+	for _, c := range []struct{ network, address, proto string }{
+		{"tcp4", "127.0.0.1:0", "tcp"},
+		{"tcp6", "[::1]:0", "tcp6"},
+	} {
+		listener, err := net.Listen(c.network, c.address)
+		if err != nil && c.network == "tcp6" {
 			t.Logf("no IPv6 loopback here: %v", err)
 			continue
 		}
 		require.NoError(t, err)
 		defer listener.Close()
-		conn, err := net.Dial(network, listener.Addr().String())
+		conn, err := net.Dial(c.network, listener.Addr().String())
 		require.NoError(t, err)
 		defer conn.Close()
 		port := uint16(listener.Addr().(*net.TCPAddr).Port)
 		found := false
 		for _, s := range sockets() {
-			found = found || s.proto == map[string]string{"tcp4": "tcp", "tcp6": "tcp6"}[network] && s.remote.IsLoopback() && s.port == port && s.inode != "0"
+			found = found || s.proto == c.proto && s.remote.IsLoopback() && s.port == port && s.inode != "0"
 		}
-		assert.True(t, found, "a %s connection to %s is listed", network, listener.Addr())
+		assert.True(t, found, "a %s connection to %s is listed", c.network, listener.Addr())
 	}
 }
 
