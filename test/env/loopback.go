@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,6 +27,15 @@ import (
 //     children);
 //   - it reads the environment's logs for dial and lookup errors naming such an address
 //     (a DNS query to the machine's resolver fails too fast to be sampled).
+
+// allowedRemotes are the remote addresses the guard lets pass: loopback, and none (a socket
+// that listens or is not connected). The kernel leaves their TCP sockets out of its answer.
+var allowedRemotes = []netip.Prefix{
+	netip.MustParsePrefix("127.0.0.0/8"), // and, for IPv6 sockets, ::ffff:127.0.0.0/104
+	netip.MustParsePrefix("0.0.0.0/32"),
+	netip.MustParsePrefix("::1/128"),
+	netip.MustParsePrefix("::/128"),
+}
 
 // guardInterval is how often the socket tables are sampled.
 const guardInterval = 50 * time.Millisecond
@@ -125,7 +135,7 @@ type socketEntry struct {
 // diagnostics (netlink) list them: TCP in one request (sockdiag.go says why), UDP per family
 // with vishvananda/netlink. A table that cannot be read is left out of the sample.
 func sockets() []socketEntry {
-	out, _ := tcpSockets()
+	out, _ := tcpSockets(allowedRemotes)
 	for _, family := range []struct {
 		proto  string
 		family uint8

@@ -2,6 +2,7 @@ package env
 
 import (
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,29 +28,47 @@ func TestGuardSeesAConnectionOutsideLoopback(t *testing.T) {
 	assert.Contains(t, g.Outside()[0], "udp 192.0.2.1:9")
 }
 
-// The guard's listing of the machine's sockets holds this process's TCP connections over
-// loopback, with their remote port, in either family.
-func TestSocketsListLoopbackConnections(t *testing.T) {
-	for _, c := range []struct{ network, address, proto string }{
-		{"tcp4", "127.0.0.1:0", "tcp"},
-		{"tcp6", "[::1]:0", "tcp6"},
-	} {
-		listener, err := net.Listen(c.network, c.address)
-		if err != nil && c.network == "tcp6" {
+// The kernel's answer to the guard's TCP request holds this process's connections, with their
+// remote port, in either family, except those whose remote address the request skips.
+func TestSocketsListTheConnectionsNotSkipped(t *testing.T) {
+	type connection struct {
+		proto string
+		port  uint16
+	}
+	connect := func(network, address string) *connection {
+		listener, err := net.Listen(network, address)
+		if err != nil && network == "tcp6" {
 			t.Logf("no IPv6 loopback here: %v", err)
-			continue
+			return nil
 		}
 		require.NoError(t, err)
-		defer listener.Close()
-		conn, err := net.Dial(c.network, listener.Addr().String())
+		t.Cleanup(func() { listener.Close() })
+		conn, err := net.Dial(network, listener.Addr().String())
 		require.NoError(t, err)
-		defer conn.Close()
-		port := uint16(listener.Addr().(*net.TCPAddr).Port)
-		found := false
-		for _, s := range sockets() {
-			found = found || s.proto == c.proto && s.remote.IsLoopback() && s.port == port && s.inode != "0"
+		t.Cleanup(func() { conn.Close() })
+		proto := map[string]string{"tcp4": "tcp", "tcp6": "tcp6"}[network]
+		return &connection{proto, uint16(listener.Addr().(*net.TCPAddr).Port)}
+	}
+	kept, skipped, v6 := connect("tcp4", "127.0.0.2:0"), connect("tcp4", "127.0.0.3:0"), connect("tcp6", "[::1]:0")
+	listed := func(skip []netip.Prefix, c *connection) bool {
+		sockets, err := tcpSockets(skip)
+		require.NoError(t, err)
+		for _, s := range sockets {
+			if s.proto == c.proto && s.remote.IsLoopback() && s.port == c.port && s.inode != "0" {
+				return true
+			}
 		}
-		assert.True(t, found, "a %s connection to %s is listed", c.network, listener.Addr())
+		return false
+	}
+	some := []netip.Prefix{netip.MustParsePrefix("127.0.0.3/32"), netip.MustParsePrefix("10.0.0.0/8")}
+	assert.True(t, listed(nil, kept), "nothing skipped: 127.0.0.2 is listed")
+	assert.True(t, listed(nil, skipped), "nothing skipped: 127.0.0.3 is listed")
+	assert.True(t, listed(some, kept), "127.0.0.2 is outside the skipped prefixes")
+	assert.False(t, listed(some, skipped), "127.0.0.3/32 is skipped")
+	assert.False(t, listed(allowedRemotes, kept), "the guard skips loopback")
+	if v6 != nil {
+		assert.True(t, listed(some, v6), "::1 is outside the skipped prefixes")
+		assert.False(t, listed(allowedRemotes, v6), "the guard skips ::1")
 	}
 }
 
