@@ -2,6 +2,7 @@ package env
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -88,7 +89,15 @@ func (g *ConnectionGuard) Close() {
 // outside loopback, and attributes the new ones to their process.
 func (g *ConnectionGuard) sample() {
 	var candidates []socketEntry
-	for _, s := range sockets() {
+	entries, err := sockets()
+	if err != nil {
+		g.mu.Lock()
+		if !slices.Contains(g.outside, err.Error()) { // once: the guard cannot see what it checks
+			g.outside = append(g.outside, err.Error())
+		}
+		g.mu.Unlock()
+	}
+	for _, s := range entries {
 		if s.remote.IsUnspecified() || s.remote.IsLoopback() {
 			continue
 		}
@@ -116,7 +125,8 @@ func (g *ConnectionGuard) sample() {
 	}
 }
 
-// Outside returns the connections outside loopback seen so far, after one more sample.
+// Outside returns the connections outside loopback seen so far, and the socket tables the guard
+// could not read, after one more sample.
 func (g *ConnectionGuard) Outside() []string {
 	g.sample()
 	g.mu.Lock()
@@ -133,15 +143,21 @@ type socketEntry struct {
 
 // sockets are the TCP and UDP sockets of the machine, IPv4 and IPv6, as the kernel's socket
 // diagnostics (netlink) list them: TCP in one request (sockdiag.go says why), UDP per family
-// with vishvananda/netlink. A table that cannot be read is left out of the sample.
-func sockets() []socketEntry {
-	out, _ := tcpSockets(allowedRemotes)
+// with vishvananda/netlink. A table that cannot be read is an error: the guard would otherwise
+// pass without looking.
+func sockets() ([]socketEntry, error) {
+	out, err := tcpSockets(allowedRemotes)
+	var errs []error
+	if err != nil {
+		errs = append(errs, fmt.Errorf("the guard cannot list the TCP sockets: %w", err))
+	}
 	for _, family := range []struct {
 		proto  string
 		family uint8
 	}{{"udp", unix.AF_INET}, {"udp6", unix.AF_INET6}} {
 		udp, err := netlink.SocketDiagUDP(family.family)
 		if err != nil {
+			errs = append(errs, fmt.Errorf("the guard cannot list the %s sockets: %w", family.proto, err))
 			continue
 		}
 		for _, s := range udp {
@@ -149,7 +165,7 @@ func sockets() []socketEntry {
 				inode: strconv.FormatUint(uint64(s.INode), 10)})
 		}
 	}
-	return out
+	return out, errors.Join(errs...)
 }
 
 // socketOwners maps socket inodes to the pid holding them.

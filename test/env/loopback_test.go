@@ -72,6 +72,14 @@ func TestSocketsListTheConnectionsNotSkipped(t *testing.T) {
 	}
 }
 
+// A filter the kernel refuses is an error, not an empty list: the guard must not pass without
+// looking.
+func TestRefusedFilterIsAnError(t *testing.T) {
+	_, err := tcpSocketsFiltered([]byte{inetDiagBCJump, bcOpLen, 0, 0}) // a jump of 0 bytes
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "refused")
+}
+
 func TestLogsNamingAnOutsideAddress(t *testing.T) {
 	dir := t.TempDir()
 	lines := "ok: dial tcp 127.0.0.10:31443: connect: connection refused\n" +

@@ -47,12 +47,16 @@ const (
 // tcpSockets lists the machine's TCP sockets of both address families, in every state, but
 // those whose remote address is in one of skipped.
 func tcpSockets(skipped []netip.Prefix) ([]socketEntry, error) {
+	return tcpSocketsFiltered(skipRemotes(skipped))
+}
+
+// tcpSocketsFiltered lists the TCP sockets that pass filter, socket diagnostics bytecode.
+func tcpSocketsFiltered(filter []byte) ([]socketEntry, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_INET_DIAG)
 	if err != nil {
 		return nil, fmt.Errorf("opening a socket diagnostics socket: %w", err)
 	}
 	defer unix.Close(fd)
-	filter := skipRemotes(skipped)
 	req := make([]byte, unix.NLMSG_HDRLEN+inetDiagReqLen, unix.NLMSG_HDRLEN+inetDiagReqLen+unix.SizeofNlAttr+len(filter))
 	if len(filter) > 0 {
 		req = binary.NativeEndian.AppendUint16(req, uint16(unix.SizeofNlAttr+len(filter)))
