@@ -38,6 +38,9 @@ var allowedRemotes = []netip.Prefix{
 	netip.MustParsePrefix("::/128"),
 }
 
+// guardFilter is the kernel's filter for allowedRemotes, built once for every sample.
+var guardFilter = skipRemotes(allowedRemotes)
+
 // guardInterval is how often the socket tables are sampled.
 const guardInterval = 50 * time.Millisecond
 
@@ -146,7 +149,7 @@ type socketEntry struct {
 // with vishvananda/netlink. A table that cannot be read is an error: the guard would otherwise
 // pass without looking.
 func sockets() ([]socketEntry, error) {
-	out, err := tcpSockets(allowedRemotes)
+	out, err := tcpSockets(guardFilter)
 	var errs []error
 	if err != nil {
 		errs = append(errs, fmt.Errorf("the guard cannot list the TCP sockets: %w", err))

@@ -44,14 +44,9 @@ const (
 	bcHostCondLen       = 8
 )
 
-// tcpSockets lists the machine's TCP sockets of both address families, in every state, but
-// those whose remote address is in one of skipped.
-func tcpSockets(skipped []netip.Prefix) ([]socketEntry, error) {
-	return tcpSocketsFiltered(skipRemotes(skipped))
-}
-
-// tcpSocketsFiltered lists the TCP sockets that pass filter, socket diagnostics bytecode.
-func tcpSocketsFiltered(filter []byte) ([]socketEntry, error) {
+// tcpSockets lists the machine's TCP sockets of both address families, in every state, that
+// pass filter (socket diagnostics bytecode, skipRemotes; none passes every socket).
+func tcpSockets(filter []byte) ([]socketEntry, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_INET_DIAG)
 	if err != nil {
 		return nil, fmt.Errorf("opening a socket diagnostics socket: %w", err)
