@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,9 @@ import (
 // applier answers ApplyWorks: the Works named in fail fail once each, full pass i answers
 // fullResults[i] (when given) after fullDelay; every call is recorded.
 type applier struct {
+	// mu guards the fields below: the test environment runs activities in goroutines of their
+	// own, the batches of one pass at the same time.
+	mu    sync.Mutex
 	calls []act.ApplyInput
 	local []bool // per call: it ran as a local activity
 	// slowLocal: a named batch run as a local activity blocks until its time is up.
@@ -32,13 +36,18 @@ type applier struct {
 }
 
 func (a *applier) apply(ctx context.Context, in act.ApplyInput) (act.ApplyResult, error) {
-	a.calls = append(a.calls, in)
 	local := activity.GetInfo(ctx).IsLocalActivity
+	a.mu.Lock()
+	a.calls = append(a.calls, in)
 	a.local = append(a.local, local)
-	if a.slowLocal && local && !in.All {
+	slow := a.slowLocal && local && !in.All
+	a.mu.Unlock()
+	if slow {
 		<-ctx.Done()
 		return act.ApplyResult{}, ctx.Err()
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	var res act.ApplyResult
 	if in.All {
 		if a.fullPasses < len(a.fullResults) {
@@ -61,6 +70,8 @@ func (a *applier) apply(ctx context.Context, in act.ApplyInput) (act.ApplyResult
 
 // named are the Works of the calls that named Works, in order.
 func (a *applier) named() [][]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	var out [][]string
 	for _, c := range a.calls {
 		if !c.All {

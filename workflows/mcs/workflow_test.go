@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,9 @@ func observation(clusters ...act.ClusterState) act.Observation {
 func ready(name string) act.ClusterState { return act.ClusterState{Name: name, Ready: true} }
 
 type recorder struct {
+	// mu guards the fields below from the activity fakes, which the test environment runs in
+	// goroutines of their own, several at a time.
+	mu       sync.Mutex
 	deletes  []act.DeleteWorksInput
 	status   []act.StatusInput
 	dispatch []act.DispatchInput
@@ -69,6 +73,8 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 	RegisterWorkflow(env)
 	rec := &recorder{othersWrote: map[string][]time.Time{}, told: map[string][]string{}}
 	env.OnActivity(activities.ObserveMCS, mock.Anything, ref).Return(func(_ context.Context, _ act.Ref) (act.Observation, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
 		o := obs()
 		o.WorkCache = rec.reports("ObserveMCS")
 		return o, nil
@@ -76,10 +82,14 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 	env.OnActivity(activities.AddFinalizer, mock.Anything, ref).Return(nil)
 	env.OnActivity(activities.RemoveFinalizer, mock.Anything, ref).Return(nil)
 	env.OnActivity(activities.DeleteWorks, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DeleteWorksInput) (act.WorkWriteResult, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
 		rec.deletes = append(rec.deletes, in)
 		return act.WorkWriteResult{WorkCache: rec.reports("DeleteWorks")}, nil
 	})
 	env.OnActivity(activities.PropagateService, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.PropagateServiceInput) (act.WorkWriteResult, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
 		rec.othersWrote["PropagateService"] = append(rec.othersWrote["PropagateService"], in.OthersWroteBefore)
 		rec.told["PropagateService"] = append(rec.told["PropagateService"], in.WorkCache)
 		if rec.propagateFailures > 0 {
@@ -89,6 +99,8 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 		return act.WorkWriteResult{WorkCache: rec.reports("PropagateService")}, nil
 	})
 	env.OnActivity(activities.CollectEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectInput) (act.CollectResult, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
 		rec.collect = append(rec.collect, in)
 		rec.othersWrote["CollectEndpointSlices"] = append(rec.othersWrote["CollectEndpointSlices"], in.OthersWroteBefore)
 		rec.told["CollectEndpointSlices"] = append(rec.told["CollectEndpointSlices"], in.WorkCache)
@@ -96,12 +108,16 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 			WorkCache: rec.reports("CollectEndpointSlices")}, nil
 	})
 	env.OnActivity(activities.DispatchEndpointSlices, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.DispatchInput) (act.DispatchResult, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
 		rec.dispatch = append(rec.dispatch, in)
 		rec.othersWrote["DispatchEndpointSlices"] = append(rec.othersWrote["DispatchEndpointSlices"], in.OthersWroteBefore)
 		rec.told["DispatchEndpointSlices"] = append(rec.told["DispatchEndpointSlices"], in.WorkCache)
 		return act.DispatchResult{Works: 1, Changed: true, WorkCache: rec.reports("DispatchEndpointSlices")}, nil
 	})
 	env.OnActivity(activities.CollectAndDispatch, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectAndDispatchInput) (act.CollectAndDispatchResult, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
 		rec.merged++
 		rec.othersWrote["CollectAndDispatch"] = append(rec.othersWrote["CollectAndDispatch"], in.OthersWroteBefore)
 		rec.told["CollectAndDispatch"] = append(rec.told["CollectAndDispatch"], in.WorkCache)
@@ -119,6 +135,8 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 		return res, nil
 	})
 	env.OnActivity(activities.ObserveApplied, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.ObserveAppliedInput) ([]act.ConsumerApplied, error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
 		var out []act.ConsumerApplied
 		for _, c := range in.Consumers {
 			out = append(out, act.ConsumerApplied{Consumer: c, Works: 1, Applied: 1})
@@ -126,6 +144,8 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 		return out, nil
 	})
 	env.OnActivity(activities.WriteStatus, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.StatusInput) error {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
 		rec.status = append(rec.status, in)
 		return nil
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,7 +56,10 @@ var certificatesDue = 240 * 24 * time.Hour
 
 // harness mocks every activity, records the order of the calls and the statuses written.
 type harness struct {
-	env     *testsuite.TestWorkflowEnvironment
+	env *testsuite.TestWorkflowEnvironment
+	// mu guards the fields below between the activity fakes, which the test environment runs
+	// in goroutines of their own, and the callbacks of at.
+	mu      sync.Mutex
 	calls   []string
 	status  []act.StatusInput
 	sum     act.Summary
@@ -76,6 +80,8 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{env: s.NewTestWorkflowEnvironment(), sum: summary(), fail: map[string]int{}}
 	RegisterWorkflow(h.env)
 	record := func(step string) error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		h.calls = append(h.calls, step)
 		if h.fail[step] > 0 {
 			h.fail[step]--
@@ -84,6 +90,8 @@ func newHarness(t *testing.T) *harness {
 		return nil
 	}
 	h.env.OnActivity(activities.ValidateKarmada, mock.Anything, ref).Return(func(context.Context, act.Ref) (act.Summary, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		h.calls = append(h.calls, "ValidateKarmada")
 		if h.invalid != "" {
 			return h.sum, temporal.NewNonRetryableApplicationError(h.invalid, act.ErrValidation, nil, h.sum)
@@ -109,8 +117,13 @@ func newHarness(t *testing.T) *harness {
 		return act.ServiceInfo{Name: "foo-karmada-apiserver", ServiceType: h.sum.ServiceType, Port: 5443, NodePort: 31000}, record(act.StepInstallAPIServer)
 	})
 	h.env.OnActivity(activities.WaitLoadBalancer, mock.Anything, ref).Return(func(ctx context.Context, _ act.Ref) (string, error) {
-		if h.noLoadBalancer {
+		h.mu.Lock()
+		wait := h.noLoadBalancer
+		if wait {
 			h.calls = append(h.calls, act.StepWaitLoadBalancer)
+		}
+		h.mu.Unlock()
+		if wait {
 			// Until cancelled; the test environment may not pass the cancellation on to a
 			// mocked activity, so give up after a second of real time (the workflow has
 			// moved on by then).
@@ -145,12 +158,16 @@ func newHarness(t *testing.T) *harness {
 	})
 	h.env.OnActivity(activities.RemoveOldComponents, mock.Anything, ref).Return(refStep(act.StepRemoveOldComponents))
 	h.env.OnActivity(activities.InspectCertificates, mock.Anything, ref).Return(func(context.Context, act.Ref) (act.CertificateExpiries, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		h.inspections++
 		now := h.env.Now()
 		return act.CertificateExpiries{NotAfter: now.Add(365 * 24 * time.Hour), RenewAt: now.Add(certificatesDue),
 			Items: []act.CertificateExpiry{{Name: "foo-karmada-cert/apiserver.crt", NotAfter: now.Add(365 * 24 * time.Hour)}}}, nil
 	})
 	h.env.OnActivity(activities.WriteKarmadaStatus, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.StatusInput) error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		if in.Ready && h.failReady > 0 {
 			h.failReady--
 			return temporal.NewNonRetryableApplicationError("the object has been modified", "Test", nil)
@@ -180,6 +197,8 @@ var rolloutSteps = append(installSteps[:10:10],
 func (h *harness) at(d time.Duration, f func()) {
 	h.scheduled++
 	h.env.RegisterDelayedCallback(func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		f()
 		h.ran++
 	}, d)
