@@ -175,8 +175,11 @@ func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
 		if err := m.clusterFanout.Wait(ctx); err != nil {
 			return err
 		}
+		// The MultiClusterService exists: a plain signal reaches its running workflow (half
+		// of a SignalWithStart's cost to Temporal), and one that is missing is started and
+		// counted, as for a slice change.
 		change := mcs.Change{Kind: mcs.ChangeClusters, Cluster: name, DetectedAt: time.Now()}
-		if err := m.signalMCS(ctx, u.GetNamespace(), u.GetName(), change); err != nil {
+		if err := m.deps.signalOrStart(ctx, kindMCS, m.mcsStart(u.GetNamespace(), u.GetName(), change)); err != nil {
 			return err
 		}
 	}
