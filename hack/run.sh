@@ -14,6 +14,9 @@ dir=.localenv
 bin=$root/bin
 kubectl=$bin/kubectl
 temporal=$bin/temporal
+# The temporal CLI's default address, localhost:7233, has gRPC ask the machine's DNS resolver
+# for records of localhost (_grpclb._tcp, _grpc_config); the loopback address asks no one.
+export TEMPORAL_ADDRESS=127.0.0.1:7233
 proxy_address=127.0.0.1:10443
 
 # The processes of this run, also written to $pidfile: a run that was killed (SIGKILL leaves
@@ -207,7 +210,7 @@ try=(
   "$kubectl --kubeconfig $dir/proxy.kubeconfig get resourceregistries"
 )
 echo
-echo "Try:"
+echo "Try (the temporal commands after: export TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS):"
 for cmd in "${try[@]}"; do echo "  ${cmd//$root\//}"; done
 cat <<MSG
   tctl workflow signal --workflow_id mcs/demo/foo --name resync     (the older CLI, same effect)
