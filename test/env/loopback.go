@@ -27,7 +27,7 @@ import (
 //     one of its descendants (the environment, the worker and starter a test runs, their
 //     children);
 //   - it reads the environment's logs for dial and lookup errors naming such an address
-//     (a DNS query to the machine's resolver fails too fast to be sampled).
+//     (a DNS query to the machine's resolver is usually over between two samples).
 
 // allowedRemotes are the remote addresses the guard lets pass: loopback, and none (a socket
 // that listens or is not connected). The kernel leaves their TCP sockets out of its answer.
