@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,11 +14,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"golang.org/x/sync/errgroup"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
-	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/starter/ensure"
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 	"github.com/karmadaflow/karmadaflow/workflows/clusterhealth"
@@ -177,15 +173,10 @@ func TestEnsureStartsTerminatedWorkflows(t *testing.T) {
 func TestSignalStartsAMissingWorkflow(t *testing.T) {
 	restartStarter(t, "--ensure-period=1h")
 	ns, m1, m2 := exposeToMember2(t)
-
-	c := dialTemporal(t)
-	before := runningRuns(t, c, mcs.WorkflowID(ns, app))
-	signalStarts := startedTotal(t, "starter", "MultiClusterService", ensure.ReasonSignal)
-	terminate(t, c, mcs.WorkflowID(ns, app))
-	scale(t, testEnv.Member(m1), ns, app, 2)
-	expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
-	expectRunningAgain(t, c, 10*time.Second, before)
-	require.Greater(t, startedTotal(t, "starter", "MultiClusterService", ensure.ReasonSignal), signalStarts)
+	expectChangeStartsTerminatedMCS(t, ns, func() {
+		scale(t, testEnv.Member(m1), ns, app, 2)
+		expectRemote(t, testEnv.Member(m2), ns, app, map[string]int{m1: 2})
+	})
 }
 
 // TestClusterChangeStartsAMissingWorkflow: a change of a Cluster (here its spec) tells the
@@ -194,21 +185,23 @@ func TestSignalStartsAMissingWorkflow(t *testing.T) {
 func TestClusterChangeStartsAMissingWorkflow(t *testing.T) {
 	restartStarter(t, "--ensure-period=1h")
 	ns, _, m2 := exposeToMember2(t)
+	expectChangeStartsTerminatedMCS(t, ns, func() {
+		// A new generation of the Cluster; null removes the region again.
+		patchClusterSpec(t, m2, `{"region":"region-`+utilrand.String(5)+`"}`)
+		t.Cleanup(func() { patchClusterSpec(t, m2, `{"region":null}`) })
+	})
+}
 
+// expectChangeStartsTerminatedMCS terminates the workflow of the test's MultiClusterService in
+// ns, makes change, and expects the workflow to run again, its start counted as one by a
+// signal.
+func expectChangeStartsTerminatedMCS(t *testing.T, ns string, change func()) {
+	t.Helper()
 	c := dialTemporal(t)
 	before := runningRuns(t, c, mcs.WorkflowID(ns, app))
 	signalStarts := startedTotal(t, "starter", "MultiClusterService", ensure.ReasonSignal)
 	terminate(t, c, mcs.WorkflowID(ns, app))
-	clusters := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters)
-	patchRegion := func(region any) {
-		body, err := json.Marshal(map[string]any{"spec": map[string]any{"region": region}})
-		require.NoError(t, err)
-		_, err = clusters.Patch(context.Background(), m2, types.MergePatchType, body, metav1.PatchOptions{})
-		require.NoError(t, err)
-	}
-	// A new generation of the Cluster; null removes the region again.
-	patchRegion("region-" + utilrand.String(5))
-	t.Cleanup(func() { patchRegion(nil) })
+	change()
 	expectRunningAgain(t, c, 10*time.Second, before)
 	require.Greater(t, startedTotal(t, "starter", "MultiClusterService", ensure.ReasonSignal), signalStarts)
 }

@@ -137,8 +137,14 @@ func restorePush(t *testing.T, cluster string) {
 // patchCluster sets a Cluster's sync mode and endpoint.
 func patchCluster(t *testing.T, cluster, mode, endpoint string) {
 	t.Helper()
-	body := fmt.Sprintf(`{"spec":{"syncMode":%q,"apiEndpoint":%q}}`, mode, endpoint)
-	_, err := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters).Patch(context.Background(), cluster, types.MergePatchType, []byte(body), metav1.PatchOptions{})
+	patchClusterSpec(t, cluster, fmt.Sprintf(`{"syncMode":%q,"apiEndpoint":%q}`, mode, endpoint))
+}
+
+// patchClusterSpec merges spec (JSON) into a Cluster's spec.
+func patchClusterSpec(t *testing.T, cluster, spec string) {
+	t.Helper()
+	body := []byte(`{"spec":` + spec + `}`)
+	_, err := testEnv.ControlPlane.Dynamic().Resource(kube.Clusters).Patch(context.Background(), cluster, types.MergePatchType, body, metav1.PatchOptions{})
 	require.NoError(t, err)
 }
 
