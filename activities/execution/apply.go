@@ -82,7 +82,7 @@ func apply(ctx context.Context, member *members.Member, works dynamic.ResourceIn
 				return nil
 			}
 		}
-		out, err := write(ctx, member, client, stamped(manifest, work, current))
+		out, err := write(ctx, member, client, stamped(manifest, work, current), current)
 		if err == nil {
 			written.wrote(member.Name, out)
 		}
@@ -132,15 +132,15 @@ func foreign(member *members.Member, manifest *unstructured.Unstructured) error 
 		member.Name, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName())
 }
 
-// write creates obj when it was read as absent (no resourceVersion), else applies it on that
-// version, and returns the object written; the first object of a namespace the member lacks
-// creates it (Karmada propagates namespaces to its members, karmadaflow does not).
-func write(ctx context.Context, member *members.Member, client dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// write creates obj when it was read as absent (current is nil), else applies it over current,
+// on its version, and returns the object written; the first object of a namespace the member
+// lacks creates it (Karmada propagates namespaces to its members, karmadaflow does not).
+func write(ctx context.Context, member *members.Member, client dynamic.ResourceInterface, obj, current *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	put := func() (*unstructured.Unstructured, error) {
-		if obj.GetResourceVersion() == "" {
+		if current == nil {
 			return kube.Create(ctx, client, obj)
 		}
-		return kube.Apply(ctx, client, obj)
+		return kube.ApplyOver(ctx, client, obj, current)
 	}
 	out, err := put()
 	if apierrors.IsNotFound(err) && obj.GetNamespace() != "" {

@@ -77,28 +77,37 @@ func Apply(ctx context.Context, client dynamic.ResourceInterface, obj *unstructu
 
 // Create creates obj under karmadaflow's field manager, for a caller that found it absent.
 // Unlike an apply it fails (AlreadyExists) when someone created the object meanwhile, so that
-// a stale read (a watch cache's NotFound) never adopts another's object. The fields it set are
-// then recorded as applied by the field manager (a create records them as updated), so that
-// the object's next Apply owns them, and removes those it no longer sets.
+// a stale read (a watch cache's NotFound) never adopts another's object. A create records the
+// fields it set as updated, not applied; ApplyOver takes them over as applied at the object's
+// next write, so that an object written once costs one write.
 func Create(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	out, err := client.Create(ctx, obj, metav1.CreateOptions{FieldManager: naming.FieldManager})
 	if err != nil {
 		return nil, fmt.Errorf("creating %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
-	patch, err := csaupgrade.UpgradeManagedFieldsPatch(out, sets.New(naming.FieldManager), naming.FieldManager)
-	if err != nil || patch == nil {
-		return out, err
-	}
-	// The patch is conditional on the resourceVersion created: a Conflict means the object
-	// changed meanwhile, and the next Apply writes over the fields it sets all the same.
-	upgraded, err := client.Patch(ctx, out.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
-	switch {
-	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
-		return out, nil
-	case err != nil:
+	return out, nil
+}
+
+// ApplyOver applies obj over current, the object as last read, conditional on current's
+// resourceVersion. The fields karmadaflow set by a create or an update are first recorded as
+// applied, so that the apply owns them and removes those it no longer sets. A Conflict means
+// that current was stale.
+func ApplyOver(ctx context.Context, client dynamic.ResourceInterface, obj, current *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(current, sets.New(naming.FieldManager), naming.FieldManager)
+	if err != nil {
 		return nil, fmt.Errorf("recording the fields of %s %s/%s as applied: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
-	return upgraded, nil
+	obj = obj.DeepCopy()
+	obj.SetResourceVersion(current.GetResourceVersion())
+	if patch != nil {
+		// The patch replaces the resourceVersion read, so a change since makes it a Conflict.
+		upgraded, err := client.Patch(ctx, current.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("recording the fields of %s %s/%s as applied: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		}
+		obj.SetResourceVersion(upgraded.GetResourceVersion())
+	}
+	return Apply(ctx, client, obj)
 }
 
 // IgnoreNotFound returns nil for a NotFound error and err otherwise.

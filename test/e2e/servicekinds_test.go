@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/karmadaflow/karmadaflow/test/env"
@@ -91,4 +93,54 @@ func TestMCSIPFamilyPolicy(t *testing.T) {
 	consumer, err := testEnv.Member(m2).Client().CoreV1().Services(ns).Get(ctx, app, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, prefer, ptr.Deref(consumer.Spec.IPFamilyPolicy, ""), "the consumer's IP family policy")
+}
+
+// TestMCSConsumerServiceDropsWhatTheServiceDrops: a port and a selector key taken out of the
+// Service are taken out of the consumer's copy too. The copy was created, and a create records
+// the fields it set as updated, not applied: the next write takes them over as applied, so that
+// the apply removes what it no longer sets.
+func TestMCSConsumerServiceDropsWhatTheServiceDrops(t *testing.T) {
+	ns := testNamespace(t)
+	m1, m2, _ := members(t)
+	ctx := context.Background()
+	services := testEnv.ControlPlane.Client().CoreV1().Services(ns)
+	_, err := services.Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: app},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": app, "tier": "web"}, Ports: []corev1.ServicePort{
+			{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
+			{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9090)},
+		}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	createMCS(t, ns, app, mcsSpec([]string{m1}, []string{m2}))
+
+	consumerHas := func(selector map[string]string, ports ...string) func() error {
+		return func() error {
+			svc, err := testEnv.Member(m2).Client().CoreV1().Services(ns).Get(ctx, app, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			var names []string
+			for _, p := range svc.Spec.Ports {
+				names = append(names, p.Name)
+			}
+			if !slices.Equal(names, ports) || !maps.Equal(svc.Spec.Selector, selector) {
+				return fmt.Errorf("the consumer's Service has ports %q and selector %v", names, svc.Spec.Selector)
+			}
+			return nil
+		}
+	}
+	eventually(t, 60*time.Second, consumerHas(map[string]string{"app": app, "tier": "web"}, "http", "metrics"))
+
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		svc, err := services.Get(ctx, app, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		svc.Spec.Selector = map[string]string{"app": app}
+		svc.Spec.Ports = svc.Spec.Ports[:1]
+		_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
+		return err
+	}))
+	eventually(t, 60*time.Second, consumerHas(map[string]string{"app": app}, "http"))
 }
