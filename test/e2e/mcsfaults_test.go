@@ -118,13 +118,19 @@ func testMCSUnhealthyProviderGrace(t *testing.T) {
 }
 
 // settledOn waits until the workflow of a MultiClusterService has collected the provider's
-// EndpointSlices at their current generations, ends its reconciles without failure, and is
-// Ready; it returns the workflow's state then.
+// EndpointSlices at their current generations, ends its reconciles without failure, is Ready,
+// and has not reconciled for settleQuiet: a change signalled just before (the provider's slice
+// controller writes a slice more than once as its pods become ready) is reconciled before the
+// caller goes on. It returns the workflow's state then.
 func settledOn(t *testing.T, ns, name, provider string) mcs.State {
 	t.Helper()
 	var state mcs.State
+	reconciles, since := -1, time.Now()
 	eventually(t, 30*time.Second, func() error {
 		state = mcsStateOf(t, mcs.WorkflowID(ns, name))
+		if state.Reconciles != reconciles {
+			reconciles, since = state.Reconciles, time.Now()
+		}
 		own, err := ownSliceRefs(testEnv.Member(provider), ns, name)
 		switch {
 		case err != nil:
@@ -133,11 +139,16 @@ func settledOn(t *testing.T, ns, name, provider string) mcs.State {
 			return fmt.Errorf("phase %s after %d failures", state.Phase, state.Failures)
 		case !sameSlices(own, state.Slices[provider]):
 			return fmt.Errorf("collected %v of %s, which has %v", state.Slices[provider], provider, own)
+		case time.Since(since) < settleQuiet:
+			return fmt.Errorf("reconciled %d times, the last less than %s ago", reconciles, settleQuiet)
 		}
 		return nil
 	})
 	return state
 }
+
+// settleQuiet is how long settledOn wants a workflow to go without a reconcile.
+const settleQuiet = 3 * time.Second
 
 // ownSliceRefs names the cluster's own EndpointSlices of a Service, with their generations.
 func ownSliceRefs(cluster *env.Cluster, ns, service string) ([]mcsactivities.SliceRef, error) {
