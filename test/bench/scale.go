@@ -27,8 +27,11 @@ type ScaleOptions struct {
 	// Rate slice changes a second for Steady; Settle bounds the wait for the last of them.
 	Rate           int
 	Steady, Settle time.Duration
-	// Around is how long the stream runs around the worker restart and around each flap.
-	Around time.Duration
+	// Around is how long the stream runs around the worker restart. DisruptionRate is the
+	// stream's rate around the restart and during the flaps: one the machine sustains, so that
+	// their stall and catch-up measure the disruption, not a backlog the stream builds.
+	Around         time.Duration
+	DisruptionRate int
 	// Flaps of one member's Ready condition; FlapSettle bounds the wait for one flap's work.
 	Flaps      int
 	FlapSettle time.Duration
@@ -345,7 +348,8 @@ func requestTotal(before, after Snapshot) float64 {
 // environment: the cold start until every slice is dispatched and every condition True; then
 // opts.Rate slice changes a second for opts.Steady, with their latency, the CPU each process
 // used, Temporal's history events and bytes and the control plane's requests per change; then
-// the stall and catch-up of the stream around a worker restart and around flaps of a member.
+// the stall and catch-up of a stream of opts.DisruptionRate changes a second around a worker
+// restart and around flaps of a member.
 func (b *Bench) Scale(ctx context.Context, r *Report, opts ScaleOptions) error {
 	var members []string
 	for _, m := range b.Env.Members {
@@ -614,7 +618,7 @@ func (b *Bench) scaleRestart(ctx context.Context, r *Report, stream *scaleStream
 	r.Heading(3, "A worker restart")
 	from := time.Now()
 	done := make(chan struct{})
-	go func() { stream.run(ctx, opts.Rate, opts.Around, nil); close(done) }()
+	go func() { stream.run(ctx, opts.DisruptionRate, opts.Around, nil); close(done) }()
 	time.Sleep(opts.Around / 3)
 	start := time.Now()
 	b.Service.StopInstance("worker")
@@ -629,7 +633,7 @@ func (b *Bench) scaleRestart(ctx context.Context, r *Report, stream *scaleStream
 	r.Printf("The stream ran at %d changes a second for %s; a third in, the worker was stopped (SIGTERM: %s) and started "+
 		"again (ready %s after the stop began). %d changes delivered, %d superseded, **%d lost**. The slowest change took "+
 		"**%s**; the last change written before the worker was ready again arrived %s after the stop began. All changes of the window:\n\n",
-		opts.Rate, FormatDuration(opts.Around), FormatDuration(stopped), FormatDuration(ready), len(l.all), l.superseded, l.lost,
+		opts.DisruptionRate, FormatDuration(opts.Around), FormatDuration(stopped), FormatDuration(ready), len(l.all), l.superseded, l.lost,
 		FormatDuration(stall), FormatDuration(caughtUp))
 	s := Summarize(l.all)
 	summaryTable(r, s)
@@ -670,7 +674,7 @@ func (b *Bench) scaleFlaps(ctx context.Context, r *Report, stream *scaleStream, 
 	streamCtx, stopStream := context.WithCancel(ctx)
 	defer stopStream()
 	done := make(chan struct{})
-	go func() { stream.run(streamCtx, opts.Rate, time.Hour, unrelated); close(done) }()
+	go func() { stream.run(streamCtx, opts.DisruptionRate, time.Hour, unrelated); close(done) }()
 	var rows [][]string
 	var flapErr error
 	first := time.Now()
@@ -695,7 +699,7 @@ func (b *Bench) scaleFlaps(ctx context.Context, r *Report, stream *scaleStream, 
 	r.Printf("%s is involved in %d of the %d MultiClusterServices. Each flap writes its Ready condition False, waits until "+
 		"the health workflow has written True again, then until %d of the involved workflows are idle (as in mcsbench (f)). "+
 		"Meanwhile the stream changes, %d times a second, slices of MultiClusterServices that do not involve %s.\n\n",
-		member, len(flapped), len(plan), len(sample), opts.Rate, member)
+		member, len(flapped), len(plan), len(sample), opts.DisruptionRate, member)
 	r.Table([]string{"flap", "False seen", "True again", "involved workflows idle (catch-up)"}, rows)
 	s := Summarize(l.all)
 	r.Printf("\nThe unrelated stream: %d changes delivered, %d superseded, **%d lost**:\n\n", len(l.all), l.superseded, l.lost)

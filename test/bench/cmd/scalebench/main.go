@@ -47,6 +47,7 @@ func main() {
 	flag.DurationVar(&opts.Steady, "steady", 5*time.Minute, "how long the steady stream runs")
 	flag.DurationVar(&opts.Settle, "settle", 3*time.Minute, "how long to wait for the last change of a stream to arrive")
 	flag.DurationVar(&opts.Around, "around", time.Minute, "how long the stream runs around the worker restart")
+	flag.IntVar(&opts.DisruptionRate, "disruption-rate", 5, "slice changes a second around the worker restart and during the flaps")
 	flag.IntVar(&opts.Flaps, "flaps", 5, "Ready flaps of the member most MultiClusterServices involve (0 skips)")
 	flag.DurationVar(&opts.FlapSettle, "flap-settle", 3*time.Minute, "how long to wait for one flap's work to end")
 	workerArgs := flag.String("worker-args", "", "flags added to the worker's, separated by spaces")
