@@ -22,11 +22,11 @@ import (
 // stamped with the Work's uid and generation.
 
 // applyAll server-side-applies every manifest of the Work to the member; works is the Work's
-// namespace in the control plane.
-func applyAll(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured, written *WrittenVersions) error {
+// namespace in the control plane, listed the member objects a full pass read (or nil).
+func applyAll(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, manifests []*unstructured.Unstructured, listed listedObjects, written *WrittenVersions) error {
 	var applyErr error
 	for _, m := range manifests {
-		if err := apply(ctx, member, works, work, m, written); err != nil {
+		if err := apply(ctx, member, works, work, m, listed, written); err != nil {
 			applyErr = errors.Join(applyErr, err)
 		}
 	}
@@ -48,17 +48,21 @@ const applyAttempts = 3
 // what someone else created meanwhile. The stamp of a later generation is believed only as far
 // as the Work in the control plane bears it out (believeStamp). An object still as this process
 // last wrote it for the same generation of the Work is left alone (WrittenVersions).
-func apply(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work, manifest *unstructured.Unstructured, written *WrittenVersions) error {
+func apply(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work, manifest *unstructured.Unstructured, listed listedObjects, written *WrittenVersions) error {
 	client, err := resourceFor(member, manifest)
 	if err != nil {
 		return err
 	}
-	// The first read is served from the API server's watch cache, at a fraction of a quorum
-	// read's cost: the write is conditional on it, so a read a moment old costs a conflict and
-	// a fresh read, never a wrong write.
+	// The first read is the full pass's list (listed), or served from the API server's watch
+	// cache, at a fraction of a quorum read's cost: the write is conditional on it, so a read a
+	// moment old costs a conflict and a fresh read, never a wrong write. An object the list
+	// does not hold is read by name, as it may be someone else's.
 	read := metav1.GetOptions{ResourceVersion: "0"}
 	for attempt := 1; ; attempt++ {
-		current, err := client.Get(ctx, manifest.GetName(), read)
+		current, err := listed.get(manifest), error(nil)
+		if current == nil || attempt > 1 {
+			current, err = client.Get(ctx, manifest.GetName(), read)
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			current = nil

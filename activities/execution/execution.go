@@ -108,6 +108,14 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 		}
 	}
 
+	// A full pass reads the member's objects by one list of each kind, not one read each.
+	var listed listedObjects
+	if in.All {
+		if listed, err = listWorkObjects(ctx, member, namespace, items); err != nil {
+			return res, err
+		}
+	}
+
 	var mu sync.Mutex
 	record := func(name string, deleted bool, err error) {
 		mu.Lock()
@@ -142,7 +150,7 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 			case err != nil:
 				record(name, false, fmt.Errorf("reading Work %s/%s: %w", namespace, name, err))
 			default:
-				deleted, err := a.execute(ctx, member, works, w)
+				deleted, err := a.execute(ctx, member, works, w, listed)
 				record(name, deleted, err)
 			}
 			activity.RecordHeartbeat(ctx, name)
@@ -186,8 +194,9 @@ func (a *Activities) read(ctx context.Context, works dynamic.ResourceInterface, 
 
 // execute applies or removes one Work and reports whether it was removed. A suspended Work is
 // not applied; one being deleted is removed all the same, as what it applied before it was
-// suspended is still in the member.
-func (a *Activities) execute(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured) (bool, error) {
+// suspended is still in the member. listed holds the member objects a full pass read (nil
+// otherwise).
+func (a *Activities) execute(ctx context.Context, member *members.Member, works dynamic.ResourceInterface, work *unstructured.Unstructured, listed listedObjects) (bool, error) {
 	if suspended, _, _ := unstructured.NestedBool(work.Object, "spec", "suspendDispatching"); suspended && work.GetDeletionTimestamp() == nil {
 		return false, nil
 	}
@@ -212,7 +221,7 @@ func (a *Activities) execute(ctx context.Context, member *members.Member, works 
 	} else if err != nil {
 		return false, err
 	}
-	return false, a.record(ctx, member, works, work, manifests, applyAll(ctx, member, works, work, manifests, a.Written))
+	return false, a.record(ctx, member, works, work, manifests, applyAll(ctx, member, works, work, manifests, listed, a.Written))
 }
 
 // setFinalizer adds or removes execution's finalizer; a Work that is gone is a NotFound error.

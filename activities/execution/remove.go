@@ -48,18 +48,11 @@ func deleteOwned(ctx context.Context, member *members.Member, work, manifest *un
 // object is about to be deleted. Only kinds that Works here carry are looked at.
 func (a *Activities) removeOrphans(ctx context.Context, member *members.Member, namespace string, works []*unstructured.Unstructured) error {
 	existing := map[string]bool{}
-	kinds := map[schema.GroupVersionResource]bool{kube.Services: true, kube.EndpointSlices: true}
 	for _, w := range works {
 		existing[w.GetName()] = true
-		manifests, _ := manifestsOf(w)
-		for _, m := range manifests {
-			if mapping, err := member.Mapper.RESTMapping(m.GroupVersionKind().GroupKind(), m.GroupVersionKind().Version); err == nil {
-				kinds[mapping.Resource] = true
-			}
-		}
 	}
 	selector := labels.Set{naming.LabelWorkNamespace: namespace}.String()
-	for _, gvr := range sortedResources(kinds) {
+	for _, gvr := range sortedResources(workResources(member, works)) {
 		list, err := member.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return fmt.Errorf("cluster %s: listing %s: %w", member.Name, gvr.Resource, err)

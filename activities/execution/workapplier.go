@@ -23,7 +23,7 @@ func (a *Activities) ApplyWork(ctx context.Context, cluster string, work *unstru
 		return err
 	}
 	works := a.ControlPlane.Resource(kube.Works).Namespace(naming.ExecutionNamespace(cluster))
-	_, err = a.execute(ctx, member, works, work.DeepCopy())
+	_, err = a.execute(ctx, member, works, work.DeepCopy(), nil)
 	return err
 }
 
@@ -52,7 +52,7 @@ func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, held
 	go func() {
 		defer close(done)
 		if member, applyErr = a.Members.Get(ctx, cluster); applyErr == nil {
-			applyErr = applyAll(ctx, member, works, next, manifests, a.Written)
+			applyErr = applyAll(ctx, member, works, next, manifests, nil, a.Written)
 		}
 	}()
 	written, writeErr = write()
@@ -61,7 +61,7 @@ func (a *Activities) ApplyWhileWriting(ctx context.Context, cluster string, held
 		return written, writeErr, applyErr
 	}
 	if applyErr == nil && (written.GetUID() != next.GetUID() || written.GetGeneration() != next.GetGeneration()) {
-		applyErr = applyAll(ctx, member, works, written, manifests, a.Written) // stamped as written
+		applyErr = applyAll(ctx, member, works, written, manifests, nil, a.Written) // stamped as written
 	}
 	return written, nil, a.record(ctx, member, works, written, manifests, applyErr)
 }
