@@ -59,7 +59,8 @@ func apply(ctx context.Context, member *members.Member, works dynamic.ResourceIn
 	// does not hold is read by name, as it may be someone else's.
 	read := metav1.GetOptions{ResourceVersion: "0"}
 	for attempt := 1; ; attempt++ {
-		current, err := listed.get(manifest), error(nil)
+		current := listed.get(manifest)
+		var err error
 		if current == nil || attempt > 1 {
 			current, err = client.Get(ctx, manifest.GetName(), read)
 		}

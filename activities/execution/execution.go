@@ -108,7 +108,8 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 		}
 	}
 
-	// A full pass reads the member's objects by one list of each kind, not one read each.
+	// A full pass reads the member's objects by one list of each kind, not one read each; the
+	// orphan sweep after the applies looks at the same lists.
 	var listed listedObjects
 	if in.All {
 		if listed, err = listWorkObjects(ctx, member, namespace, items); err != nil {
@@ -168,7 +169,7 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 	slices.Sort(res.Failed)
 
 	if in.All && spaceErr == nil {
-		if err := a.removeOrphans(ctx, member, namespace, items); err != nil {
+		if err := a.removeOrphans(ctx, member, namespace, items, listed); err != nil {
 			return res, err
 		}
 	}

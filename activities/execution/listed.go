@@ -1,8 +1,10 @@
 package execution
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -71,4 +73,15 @@ func workResources(member *members.Member, works []*unstructured.Unstructured) m
 		}
 	}
 	return kinds
+}
+
+func sortedResources(set map[schema.GroupVersionResource]bool) []schema.GroupVersionResource {
+	out := make([]schema.GroupVersionResource, 0, len(set))
+	for gvr := range set {
+		out = append(out, gvr)
+	}
+	slices.SortFunc(out, func(x, y schema.GroupVersionResource) int {
+		return cmp.Compare(x.String(), y.String())
+	})
+	return out
 }

@@ -1,16 +1,12 @@
 package execution
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/members"
@@ -45,35 +41,33 @@ func deleteOwned(ctx context.Context, member *members.Member, work, manifest *un
 
 // removeOrphans deletes member objects labelled with a Work of this namespace that no longer
 // exists (a Work deleted before its finalizer was set), as the API server says when the
-// object is about to be deleted. Only kinds that Works here carry are looked at.
-func (a *Activities) removeOrphans(ctx context.Context, member *members.Member, namespace string, works []*unstructured.Unstructured) error {
+// object is about to be deleted. It looks at the objects the full pass listed (listed), of
+// the kinds that Works here carry; one orphaned since is removed by the next pass.
+func (a *Activities) removeOrphans(ctx context.Context, member *members.Member, namespace string, works []*unstructured.Unstructured, listed listedObjects) error {
 	existing := map[string]bool{}
 	for _, w := range works {
 		existing[w.GetName()] = true
 	}
-	selector := labels.Set{naming.LabelWorkNamespace: namespace}.String()
-	for _, gvr := range sortedResources(workResources(member, works)) {
-		list, err := member.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			return fmt.Errorf("cluster %s: listing %s: %w", member.Name, gvr.Resource, err)
+	for _, obj := range listed {
+		work := obj.GetLabels()[naming.LabelWorkName]
+		if existing[work] {
+			continue
 		}
-		for _, obj := range list.Items {
-			if existing[obj.GetLabels()[naming.LabelWorkName]] {
-				continue
+		// A Work written after the list of Works may have been applied since (a
+		// MultiClusterService applies the Works it writes at once): ask before deleting.
+		if exists, err := a.workExists(ctx, namespace, work); err != nil || exists {
+			if err != nil {
+				return err
 			}
-			// A Work written after the list above may have been applied since (a
-			// MultiClusterService applies the Works it writes at once): ask before deleting.
-			if exists, err := a.workExists(ctx, namespace, obj.GetLabels()[naming.LabelWorkName]); err != nil || exists {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			err := member.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Delete(ctx, obj.GetName(),
-				metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(obj.GetUID())}})
-			if kube.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-				return fmt.Errorf("cluster %s: deleting orphan %s %s/%s: %w", member.Name, gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
-			}
+			continue
+		}
+		client, err := resourceFor(member, obj)
+		if err != nil {
+			return err
+		}
+		err = client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(obj.GetUID())}})
+		if kube.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("cluster %s: deleting orphan %s %s/%s: %w", member.Name, obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
 	}
 	return nil
@@ -96,17 +90,6 @@ func (a *Activities) workExists(ctx context.Context, namespace, name string) (bo
 func appliedByAnother(obj, work *unstructured.Unstructured) bool {
 	uid, _ := appliedFrom(obj)
 	return uid != "" && work.GetUID() != "" && uid != string(work.GetUID())
-}
-
-func sortedResources(set map[schema.GroupVersionResource]bool) []schema.GroupVersionResource {
-	out := make([]schema.GroupVersionResource, 0, len(set))
-	for gvr := range set {
-		out = append(out, gvr)
-	}
-	slices.SortFunc(out, func(x, y schema.GroupVersionResource) int {
-		return cmp.Compare(x.String(), y.String())
-	})
-	return out
 }
 
 func ptr[T any](v T) *T { return &v }

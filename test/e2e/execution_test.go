@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -129,22 +130,43 @@ func TestExecutionResyncRestoresAChangedObject(t *testing.T) {
 	ctx := context.Background()
 	m2, member, ns, works := executionNamespaceOfMember2(t)
 	name := "changed-by-hand-" + ns
-	t.Cleanup(func() { _ = works.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-
-	_, err := works.Create(ctx, configMapWork(m2, ns, name, false), metav1.CreateOptions{})
-	require.NoError(t, err)
-	expectWorkData(t, 30*time.Second, member, ns, name, "the ConfigMap is not applied")
+	appliedConfigMapWork(t, works, m2, member, ns, name)
 	cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
 	cm.Data["from"] = "hand"
 	_, err = member.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	c, err := testEnv.Temporal.Dial(ctx)
-	require.NoError(t, err)
-	defer c.Close()
-	require.NoError(t, c.SignalWorkflow(ctx, execution.WorkflowID(m2), "", execution.SignalResync, nil))
+	fullPass(t, m2)
 	expectWorkData(t, 60*time.Second, member, ns, name, "the full pass left the changed ConfigMap as it was")
+}
+
+// TestExecutionFullPassRemovesOrphans: a full pass of Work execution deletes a member object
+// labelled with a Work of its execution namespace that no longer exists, and leaves the objects
+// of the Works that do.
+func TestExecutionFullPassRemovesOrphans(t *testing.T) {
+	ctx := context.Background()
+	m2, member, ns, works := executionNamespaceOfMember2(t)
+	kept := "kept-" + ns
+	appliedConfigMapWork(t, works, m2, member, ns, kept)
+
+	orphan := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{
+			naming.LabelWorkName: "gone-" + ns, naming.LabelWorkNamespace: naming.ExecutionNamespace(m2)}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	_, err := member.Client().CoreV1().Services(ns).Create(ctx, orphan, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	fullPass(t, m2)
+	eventually(t, 60*time.Second, func() error {
+		_, err := member.Client().CoreV1().Services(ns).Get(ctx, orphan.Name, metav1.GetOptions{})
+		if err == nil {
+			return fmt.Errorf("the orphaned Service is still in %s", m2)
+		}
+		return kube.IgnoreNotFound(err)
+	})
+	expectWorkData(t, time.Second, member, ns, kept, "the ConfigMap of an existing Work was touched")
 }
 
 // executionNamespaceOfMember2 is what the execution tests work in (standalone only, where
@@ -157,6 +179,26 @@ func executionNamespaceOfMember2(t *testing.T) (string, *env.Cluster, string, dy
 	member := testEnv.Member(m2)
 	ns := testNamespaceIn(t, member)
 	return m2, member, ns, testEnv.ControlPlane.Dynamic().Resource(kube.Works).Namespace(naming.ExecutionNamespace(m2))
+}
+
+// appliedConfigMapWork creates configMapWork name in the member's execution namespace, deleted
+// when the test ends, and waits until its ConfigMap is applied.
+func appliedConfigMapWork(t *testing.T, works dynamic.ResourceInterface, cluster string, member *env.Cluster, ns, name string) {
+	t.Helper()
+	t.Cleanup(func() { _ = works.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	_, err := works.Create(context.Background(), configMapWork(cluster, ns, name, false), metav1.CreateOptions{})
+	require.NoError(t, err)
+	expectWorkData(t, 30*time.Second, member, ns, name, "the ConfigMap is not applied")
+}
+
+// fullPass asks the cluster's Work execution for a full pass (its resync signal).
+func fullPass(t *testing.T, cluster string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := testEnv.Temporal.Dial(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SignalWorkflow(ctx, execution.WorkflowID(cluster), "", execution.SignalResync, nil))
 }
 
 // expectWorkData waits until the ConfigMap name of configMapWork holds the Work's data.
