@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 
+	mcsactivities "github.com/karmadaflow/karmadaflow/activities/mcs"
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	"github.com/karmadaflow/karmadaflow/internal/kube"
 	"github.com/karmadaflow/karmadaflow/internal/naming"
@@ -160,12 +161,22 @@ func (m *mcsTriggers) onMemberWatch(ctx context.Context, name string) error {
 // Cluster that is gone has its workflows woken, if they still run: each finds it gone and ends
 // (execution after releasing the Works left in its namespace).
 func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
-	if _, exists, _ := m.clusters.GetStore().GetByKey(name); !exists {
+	obj, exists, _ := m.clusters.GetStore().GetByKey(name)
+	if !exists {
 		if err := m.wakeClusterWorkflows(ctx, name); err != nil {
 			return err
 		}
 	} else if err := m.startClusterWorkflows(ctx, name); err != nil {
 		return err
+	}
+	// The cluster's state goes with each change: a change of its health alone then costs a
+	// workflow no reads. This handler runs for one cluster at a time, so a workflow gets a
+	// cluster's states in the order they were seen.
+	var state *mcsactivities.ClusterState
+	if exists {
+		if s, ok := mcsactivities.ClusterStateOf(obj.(*unstructured.Unstructured)); ok {
+			state = &s
+		}
 	}
 	for _, obj := range m.mcs.GetStore().List() {
 		u := obj.(*unstructured.Unstructured)
@@ -178,7 +189,7 @@ func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
 		// The MultiClusterService exists: a plain signal reaches its running workflow (half
 		// of a SignalWithStart's cost to Temporal), and one that is missing is started and
 		// counted, as for a slice change.
-		change := mcs.Change{Kind: mcs.ChangeClusters, Cluster: name, DetectedAt: time.Now()}
+		change := mcs.Change{Kind: mcs.ChangeClusters, Cluster: name, State: state, DetectedAt: time.Now()}
 		if err := m.deps.signalOrStart(ctx, kindMCS, m.mcsStart(u.GetNamespace(), u.GetName(), change)); err != nil {
 			return err
 		}

@@ -385,12 +385,21 @@ func transformCases() []transformCase {
 				// memberSlices.ensure restarts a member's watch when this changes.
 				"watch version": fmt.Sprintf("%d/%s", u.GetGeneration(), readyStatus(u)),
 				"generation":    u.GetGeneration(), "deletionTimestamp": u.GetDeletionTimestamp(),
+				// onCluster sends it with each change.
+				"state": clusterState(u),
 			}
 		},
 		predicates: map[string]trigger.RelevantFunc{"clusterChanged": clusterChanged},
 		updates: unstructuredUpdates(map[string]func(u *unstructured.Unstructured){
 			"summary": func(u *unstructured.Unstructured) {
 				_ = unstructured.SetNestedField(u.Object, int64(2), "status", "nodeSummary", "readyNum")
+			},
+			"switched to Pull": func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, "Pull", "spec", "syncMode")
+			},
+			"Ready flipped": func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Ready", "status": "False", "reason": "ClusterNotReachable",
+					"lastTransitionTime": "2026-03-02T10:00:00Z"}}, "status", "conditions")
 			},
 		}),
 	}, {
@@ -525,4 +534,13 @@ func bumpResourceVersion(t *testing.T, obj runtime.Object) {
 	m := accessor(t, obj)
 	rv, _ := strconv.Atoi(m.GetResourceVersion())
 	m.SetResourceVersion(strconv.Itoa(rv + 1))
+}
+
+// clusterState is what onCluster sends of a Cluster with its changes.
+func clusterState(u *unstructured.Unstructured) any {
+	state, ok := mcsactivities.ClusterStateOf(u)
+	if !ok {
+		return "ignored"
+	}
+	return state
 }

@@ -84,25 +84,37 @@ func (a *Activities) clusters(ctx context.Context) (states []ClusterState, ignor
 		return nil, nil, fmt.Errorf("listing Clusters: %w", err)
 	}
 	out := make([]ClusterState, 0, len(list.Items))
-	for _, item := range list.Items {
-		if len(item.GetName()) > MaxClusterNameLength || len(validation.IsDNS1123Label(item.GetName())) > 0 {
-			ignored = append(ignored, item.GetName())
+	for i := range list.Items {
+		state, ok := ClusterStateOf(&list.Items[i])
+		if !ok {
+			ignored = append(ignored, list.Items[i].GetName())
 			continue
-		}
-		state := ClusterState{Name: item.GetName(), Pull: members.IsPullCluster(&item)}
-		conds, _, _ := unstructured.NestedSlice(item.Object, "status", "conditions")
-		for _, c := range conds {
-			cond, _ := c.(map[string]any)
-			if cond["type"] != "Ready" {
-				continue
-			}
-			state.Ready = cond["status"] == "True"
-			if ts, ok := cond["lastTransitionTime"].(string); ok {
-				state.Since, _ = time.Parse(time.RFC3339, ts)
-			}
 		}
 		out = append(out, state)
 	}
 	slices.SortFunc(out, func(x, y ClusterState) int { return cmp.Compare(x.Name, y.Name) })
 	return out, ignored, nil
+}
+
+// ClusterStateOf is what an observation holds of a Cluster: its name, whether it is Ready and
+// since when, and whether it is in Pull mode. ok is false for a Cluster whose name cannot name
+// an execution namespace or a label value, which observations ignore.
+func ClusterStateOf(cluster *unstructured.Unstructured) (state ClusterState, ok bool) {
+	name := cluster.GetName()
+	if len(name) > MaxClusterNameLength || len(validation.IsDNS1123Label(name)) > 0 {
+		return ClusterState{}, false
+	}
+	state = ClusterState{Name: name, Pull: members.IsPullCluster(cluster)}
+	conds, _, _ := unstructured.NestedSlice(cluster.Object, "status", "conditions")
+	for _, c := range conds {
+		cond, _ := c.(map[string]any)
+		if cond["type"] != "Ready" {
+			continue
+		}
+		state.Ready = cond["status"] == "True"
+		if ts, ok := cond["lastTransitionTime"].(string); ok {
+			state.Since, _ = time.Parse(time.RFC3339, ts)
+		}
+	}
+	return state, true
 }

@@ -72,6 +72,7 @@ func testMCSUnhealthyProviderGrace(t *testing.T) {
 	// outage starts once the workflow has collected the member's slices as they are and has no
 	// retry due: a collect that the outage broke would retry with a full reconcile, rightly.
 	before := settledOn(t, ns, app, m1)
+	historyBefore := mcsHistory(t, mcs.WorkflowID(ns, app), 0)
 	require.NoError(t, testEnv.StopMemberAPIServer(m1))
 	// For half the grace, and on until the member is marked not Ready (its probes fail for the
 	// failure threshold first): at most the grace from the stop, which ends before the grace
@@ -95,6 +96,10 @@ func testMCSUnhealthyProviderGrace(t *testing.T) {
 	after := mcsStateOf(t, mcs.WorkflowID(ns, app))
 	require.Greater(t, after.Reconciles, before.Reconciles, "the flips were reconciled")
 	require.Equal(t, before.LastFullRun, after.LastFullRun, "a Ready flip inside the grace took a full reconcile")
+	// The starter's changes carried the cluster's state: the flips' reconciles read nothing.
+	flips := mcsHistory(t, mcs.WorkflowID(ns, app), historyBefore.lastEventID)
+	require.Contains(t, flips.changes, mcs.ChangeClusters)
+	require.NotContains(t, flips.localActivities, "ObserveMCS", "a Ready flip inside the grace read the observation")
 
 	// An outage longer than the grace withdraws the provider's slices, and recovery restores them.
 	// The API server stops answering at SIGTERM, before StopMemberAPIServer returns: the outage

@@ -3,6 +3,8 @@ package mcs
 import (
 	"slices"
 	"time"
+
+	act "github.com/karmadaflow/karmadaflow/activities/mcs"
 )
 
 // The changes the starter signals, and the pending work they add up to.
@@ -24,6 +26,10 @@ type Change struct {
 	// change without one (from starters before targeted-cluster-changes) asks for a full
 	// reconcile.
 	Cluster string `json:",omitempty"`
+	// State is the changed cluster as the starter saw it when it sent the change (absent
+	// from older starters, and for a Cluster that is gone or ignored): a change of its health
+	// alone then needs no observation (healthFromSignals).
+	State *act.ClusterState `json:",omitempty"`
 	// DetectedAt is when the starter saw the change, for the sync-duration metrics.
 	DetectedAt time.Time `json:",omitempty"`
 }
@@ -35,7 +41,10 @@ type Pending struct {
 	// Clusters changed: a reconcile reads them again, and does only what a change of their
 	// health alone asks for (targeted.go), or everything when more changed.
 	Clusters []string `json:",omitempty"`
-	Applied  bool     `json:",omitempty"` // re-check the dispatched Works' Applied state
+	// States are the latest states the changes of Clusters carried, one per cluster; a
+	// cluster whose latest change carried none has none here.
+	States  []act.ClusterState `json:",omitempty"`
+	Applied bool               `json:",omitempty"` // re-check the dispatched Works' Applied state
 	// Members asks the member clusters' Work execution to re-apply everything (a user's
 	// resync: objects deleted by hand in a member come back).
 	Members bool `json:",omitempty"`
@@ -61,8 +70,14 @@ func (p *Pending) add(c Change) {
 	case ChangeClusters:
 		if c.Cluster == "" {
 			p.Full = true
-		} else if !slices.Contains(p.Clusters, c.Cluster) {
+			break
+		}
+		if !slices.Contains(p.Clusters, c.Cluster) {
 			p.Clusters = append(p.Clusters, c.Cluster)
+		}
+		p.States = slices.DeleteFunc(p.States, func(s act.ClusterState) bool { return s.Name == c.Cluster })
+		if c.State != nil && c.State.Name == c.Cluster {
+			p.States = append(p.States, *c.State)
 		}
 	default:
 		p.Full = true

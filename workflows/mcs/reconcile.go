@@ -42,7 +42,10 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	if len(pending.Clusters) > 0 && !targeted {
 		pending.Full = true
 	}
-	if pending.Full || r.obs == nil || targeted {
+	switch {
+	case targeted && r.healthFromSignals(ctx, pending, now):
+		// The signals said what changed, and it is health alone: nothing to read.
+	case pending.Full || r.obs == nil || targeted:
 		var obs act.Observation
 		observe := summary.Local(ctx, "read MultiClusterService %s, its Service and the Clusters", r.ref)
 		if err := workflow.ExecuteLocalActivity(observe, activities.ObserveMCS, r.ref).Get(ctx, &obs); err != nil {

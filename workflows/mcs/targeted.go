@@ -19,12 +19,51 @@ import (
 // of them and nothing else. Runs from before did a full reconcile on every cluster change.
 const changeTargetedClusters = "targeted-cluster-changes"
 
+// changeHealthFromSignals versions taking a targeted reconcile's cluster states from the
+// changes that carried them, without reading the observation again. Runs from before read it
+// on every targeted reconcile.
+const changeHealthFromSignals = "health-from-signals"
+
 // targetedClusters tells whether the pending cluster changes may take a targeted reconcile:
 // nothing else asks for a full one, an observation is at hand to compare with, and the run
 // is on that version.
 func (r *reconciler) targetedClusters(ctx workflow.Context, pending Pending) bool {
 	return len(pending.Clusters) > 0 && !pending.Full && r.obs != nil &&
 		workflow.GetVersion(ctx, changeTargetedClusters, workflow.DefaultVersion, 1) == 1
+}
+
+// healthFromSignals takes a targeted reconcile's cluster states from the pending changes when
+// every changed cluster's latest change carried its state, and reports whether that is all the
+// reconcile needs: the clusters are known, and only their health changed (onlyHealthChanged).
+// Otherwise it leaves the observation as it was, for the reconcile to read it again. The
+// starter sends one cluster's changes one after another, each with the state it then held,
+// so the latest change of a cluster carries its latest state; the safety resync's full
+// reconcile reads everything again.
+func (r *reconciler) healthFromSignals(ctx workflow.Context, pending Pending, now time.Time) bool {
+	if len(pending.States) == 0 || workflow.GetVersion(ctx, changeHealthFromSignals, workflow.DefaultVersion, 1) != 1 {
+		return false
+	}
+	next, ok := withClusterStates(*r.obs, pending.Clusters, pending.States)
+	if !ok || !onlyHealthChanged(*r.obs, next, r.plan, MakePlan(next, now)) {
+		return false
+	}
+	r.obs = &next
+	return true
+}
+
+// withClusterStates is obs with the named clusters' states replaced by those in states. ok is
+// false when a named cluster has no state there, or obs does not hold it (it joined).
+func withClusterStates(obs act.Observation, names []string, states []act.ClusterState) (_ act.Observation, ok bool) {
+	obs.Clusters = slices.Clone(obs.Clusters)
+	for _, name := range names {
+		s := slices.IndexFunc(states, func(c act.ClusterState) bool { return c.Name == name })
+		i := slices.IndexFunc(obs.Clusters, func(c act.ClusterState) bool { return c.Name == name })
+		if s < 0 || i < 0 {
+			return obs, false
+		}
+		obs.Clusters[i] = states[s]
+	}
+	return obs, true
 }
 
 // onlyHealthChanged tells whether next differs from prev in the health of clusters alone

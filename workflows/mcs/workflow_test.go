@@ -40,6 +40,7 @@ type recorder struct {
 	// mu guards the fields below from the activity fakes, which the test environment runs in
 	// goroutines of their own, several at a time.
 	mu       sync.Mutex
+	observed int // ObserveMCS calls
 	deletes  []act.DeleteWorksInput
 	status   []act.StatusInput
 	dispatch []act.DispatchInput
@@ -75,6 +76,7 @@ func newEnv(t *testing.T, obs func() act.Observation) (*testsuite.TestWorkflowEn
 	env.OnActivity(activities.ObserveMCS, mock.Anything, ref).Return(func(_ context.Context, _ act.Ref) (act.Observation, error) {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
+		rec.observed++
 		o := obs()
 		o.WorkCache = rec.reports("ObserveMCS")
 		return o, nil
