@@ -161,22 +161,12 @@ func (m *mcsTriggers) onMemberWatch(ctx context.Context, name string) error {
 // Cluster that is gone has its workflows woken, if they still run: each finds it gone and ends
 // (execution after releasing the Works left in its namespace).
 func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
-	obj, exists, _ := m.clusters.GetStore().GetByKey(name)
-	if !exists {
+	if _, exists, _ := m.clusters.GetStore().GetByKey(name); !exists {
 		if err := m.wakeClusterWorkflows(ctx, name); err != nil {
 			return err
 		}
 	} else if err := m.startClusterWorkflows(ctx, name); err != nil {
 		return err
-	}
-	// The cluster's state goes with each change: a change of its health alone then costs a
-	// workflow no reads. This handler runs for one cluster at a time, so a workflow gets a
-	// cluster's states in the order they were seen.
-	var state *mcsactivities.ClusterState
-	if exists {
-		if s, ok := mcsactivities.ClusterStateOf(obj.(*unstructured.Unstructured)); ok {
-			state = &s
-		}
 	}
 	for _, obj := range m.mcs.GetStore().List() {
 		u := obj.(*unstructured.Unstructured)
@@ -189,12 +179,30 @@ func (m *mcsTriggers) onCluster(ctx context.Context, name string) error {
 		// The MultiClusterService exists: a plain signal reaches its running workflow (half
 		// of a SignalWithStart's cost to Temporal), and one that is missing is started and
 		// counted, as for a slice change.
-		change := mcs.Change{Kind: mcs.ChangeClusters, Cluster: name, State: state, DetectedAt: time.Now()}
+		change := mcs.Change{Kind: mcs.ChangeClusters, Cluster: name, State: m.clusterState(name), DetectedAt: time.Now()}
 		if err := m.deps.signalOrStart(ctx, kindMCS, m.mcsStart(u.GetNamespace(), u.GetName(), change)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// clusterState is the cluster's state as the store holds it now, which a change carries so
+// that a change of its health alone costs a workflow no reads; nil when the Cluster is gone or
+// ignored. It is read for each signal, not once per fan-out: a workflow signalled after the
+// cluster flipped back gets the state it is back in, and has nothing to do, as it would if
+// it read the Clusters itself. This handler runs for one cluster at a time, so a workflow gets
+// a cluster's states in the order the store held them.
+func (m *mcsTriggers) clusterState(name string) *mcsactivities.ClusterState {
+	obj, exists, _ := m.clusters.GetStore().GetByKey(name)
+	if !exists {
+		return nil
+	}
+	state, ok := mcsactivities.ClusterStateOf(obj.(*unstructured.Unstructured))
+	if !ok {
+		return nil
+	}
+	return &state
 }
 
 // involves tells whether the MultiClusterService names cluster as a provider or consumer, or
