@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,13 +76,9 @@ func workResources(member *members.Member, works []*unstructured.Unstructured) m
 	return kinds
 }
 
+// sortedResources are the resources of set, in a fixed order.
 func sortedResources(set map[schema.GroupVersionResource]bool) []schema.GroupVersionResource {
-	out := make([]schema.GroupVersionResource, 0, len(set))
-	for gvr := range set {
-		out = append(out, gvr)
-	}
-	slices.SortFunc(out, func(x, y schema.GroupVersionResource) int {
+	return slices.SortedFunc(maps.Keys(set), func(x, y schema.GroupVersionResource) int {
 		return cmp.Compare(x.String(), y.String())
 	})
-	return out
 }
