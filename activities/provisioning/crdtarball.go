@@ -62,7 +62,8 @@ func ReadCRDTarball(r io.Reader) (*CRDTarball, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CRD tarball: %w", err)
 	}
-	tr := tar.NewReader(&boundedReader{r: gz, limit: maxTarballContent, what: "CRD tarball decompressed"})
+	content := &boundedReader{r: gz, limit: maxTarballContent, what: "CRD tarball decompressed"}
+	tr := tar.NewReader(content)
 	t := &CRDTarball{}
 	for entries := 0; ; entries++ {
 		h, err := tr.Next()
@@ -96,8 +97,13 @@ func ReadCRDTarball(r io.Reader) (*CRDTarball, error) {
 		if h.Size > maxTarballFile {
 			return nil, fmt.Errorf("CRD tarball: %s is %d bytes, more than %d", name, h.Size, maxTarballFile)
 		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
+		// A file is read into a buffer of its declared size, once the size is known to fit
+		// the decompressed bound: a file that would pass it is refused before it is read.
+		if !content.fits(h.Size) {
+			return nil, fmt.Errorf("CRD tarball: %s: %w", name, content.exceeded())
+		}
+		data := make([]byte, h.Size)
+		if _, err := io.ReadFull(tr, data); err != nil {
 			return nil, fmt.Errorf("CRD tarball: %s: %w", name, err)
 		}
 		*files = append(*files, TarballFile{Name: name, Data: data})
@@ -223,7 +229,14 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.read += int64(n)
 	if b.read > b.limit {
-		return n, fmt.Errorf("%s: more than %d bytes", b.what, b.limit)
+		return n, b.exceeded()
 	}
 	return n, err
+}
+
+// fits tells whether n more bytes stay within the bound.
+func (b *boundedReader) fits(n int64) bool { return b.read+n <= b.limit }
+
+func (b *boundedReader) exceeded() error {
+	return fmt.Errorf("%s: more than %d bytes", b.what, b.limit)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -177,6 +178,27 @@ func TestReadCRDTarballRefuses(t *testing.T) {
 			assert.ErrorContains(t, err, c.err)
 		})
 	}
+}
+
+// TestReadCRDTarballRefusesKeptFilesPastTheBoundBeforeReadingThem: a gzip bomb of CRD files,
+// each within the bound of one file, is refused at the file that would pass the decompressed
+// bound, before that file is read. Reading it takes not much more memory than the files it
+// keeps until then (12 MiB), not the bytes of growing buffers.
+func TestReadCRDTarballRefusesKeptFilesPastTheBoundBeforeReadingThem(t *testing.T) {
+	var entries []tarEntry
+	for i := range 8 {
+		entries = append(entries, tarEntry{name: fmt.Sprintf("crds/bases/bomb-%d.yaml", i), size: maxTarballFile,
+			body: io.LimitReader(zeroReader{}, maxTarballFile)})
+	}
+	bomb := tarballOf(t, entries...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadCRDTarball(bytes.NewReader(bomb))
+	runtime.ReadMemStats(&after)
+	assert.EqualError(t, err, "CRD tarball: crds/bases/bomb-3.yaml: CRD tarball decompressed: more than 16777216 bytes")
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d KiB", allocated>>10)
+	assert.Less(t, allocated, uint64(3*maxTarballFile+1<<20), "bytes allocated while reading the bomb")
 }
 
 type zeroReader struct{}
