@@ -22,4 +22,6 @@ func TestKlogGoesThroughZap(t *testing.T) {
 	require.Len(t, entries, 1)
 	assert.Equal(t, "worker.klog", entries[0].LoggerName)
 	assert.Equal(t, "member2", entries[0].ContextMap()["cluster"])
+	assert.Equal(t, zapcore.ErrorLevel, entries[0].Level)
+	assert.Empty(t, entries[0].Stack, "a client library's error carries no stack trace")
 }

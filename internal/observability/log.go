@@ -50,8 +50,11 @@ func TemporalLogger(logger *zap.Logger) log.Logger {
 
 // RouteKlog sends the logs of the Kubernetes client libraries (klog: reflector and discovery
 // errors, throttling notices) through logger, under the name "klog", instead of plain stderr.
+// Their errors carry no stack trace: it would show the library's internals, and the library
+// also returns the error to the caller, whose own log names where it came from.
 func RouteKlog(logger *zap.Logger) {
-	klog.SetSlogLogger(slog.New(zapslog.NewHandler(logger.Core(), zapslog.WithName(joinName(logger, "klog")))))
+	klog.SetSlogLogger(slog.New(zapslog.NewHandler(logger.Core(), zapslog.WithName(joinName(logger, "klog")),
+		zapslog.AddStacktraceAt(slog.LevelError+1))))
 }
 
 func joinName(logger *zap.Logger, name string) string {

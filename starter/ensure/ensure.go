@@ -77,9 +77,16 @@ type Config struct {
 	Logger  *zap.Logger
 }
 
+// failedPassesBeforeError: a failed pass of a kind is logged as a warning, as one visibility
+// query that timed out on a busy Temporal is, since the next pass retries it; once this many
+// passes in a row failed, as an error.
+const failedPassesBeforeError = 3
+
 // Ensurer runs the passes.
 type Ensurer struct {
 	cfg Config
+	// failedPasses counts each kind's failed passes in a row, for the logs; only Run uses it.
+	failedPasses map[string]int
 }
 
 // New returns an Ensurer; call Run.
@@ -90,7 +97,7 @@ func New(cfg Config) *Ensurer {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Ensurer{cfg: cfg}
+	return &Ensurer{cfg: cfg, failedPasses: map[string]int{}}
 }
 
 // NewStartedCounter registers karmadaflow_workflows_started_total{kind,reason}.
@@ -137,9 +144,18 @@ func (e *Ensurer) Run(ctx context.Context) {
 func (e *Ensurer) log(r Report) {
 	fields := []zap.Field{zap.String("kind", r.Kind), zap.Int("wanted", r.Wanted), zap.Int("running", r.Running),
 		zap.Int("started", r.Started), zap.Int("pages", r.Pages), zap.Duration("list", r.List), zap.Duration("pass", r.Pass)}
+	if r.Err == nil {
+		delete(e.failedPasses, r.Kind)
+	}
 	switch {
 	case r.Err != nil:
-		e.cfg.Logger.Error("ensuring running workflows failed; next pass retries", append(fields, zap.Error(r.Err))...)
+		e.failedPasses[r.Kind]++
+		fields = append(fields, zap.Int("failedPassesInARow", e.failedPasses[r.Kind]), zap.Error(r.Err))
+		if e.failedPasses[r.Kind] < failedPassesBeforeError {
+			e.cfg.Logger.Warn("ensuring running workflows failed; next pass retries", fields...)
+		} else {
+			e.cfg.Logger.Error("ensuring running workflows failed; next pass retries", fields...)
+		}
 	case r.Unpolled && r.Missing > 0:
 		e.cfg.Logger.Warn("not starting the workflows that are not running: no worker polls their task queue; next pass retries",
 			append(fields, zap.Int("missing", r.Missing), zap.String("taskQueue", r.TaskQueue))...)

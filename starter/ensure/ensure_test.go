@@ -2,6 +2,7 @@ package ensure
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/karmadaflow/karmadaflow/starter/trigger"
 )
@@ -111,4 +115,28 @@ func TestPassStartsOnlyOnPolledQueues(t *testing.T) {
 	assert.False(t, r.Unpolled)
 	assert.Equal(t, 1, r.Started)
 	assert.Equal(t, []string{"mcs/a/x@karmadaflow-mcs"}, fake.started)
+}
+
+func TestFailedPassesAreWarningsUntilTheyRepeat(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	e := New(Config{Logger: zap.New(core)})
+	failed := Report{Kind: "MultiClusterService", Err: errors.New("context deadline exceeded")}
+	levels := func() []zapcore.Level {
+		var out []zapcore.Level
+		for _, entry := range logs.TakeAll() {
+			out = append(out, entry.Level)
+		}
+		return out
+	}
+
+	e.log(failed)
+	e.log(Report{Kind: "Cluster", Err: errors.New("another kind's failure")})
+	e.log(failed)
+	assert.Equal(t, []zapcore.Level{zapcore.WarnLevel, zapcore.WarnLevel, zapcore.WarnLevel}, levels(), "two failed passes in a row")
+	e.log(failed)
+	e.log(failed)
+	assert.Equal(t, []zapcore.Level{zapcore.ErrorLevel, zapcore.ErrorLevel}, levels(), "the third and later failed passes in a row")
+	e.log(Report{Kind: "MultiClusterService"})
+	e.log(failed)
+	assert.Equal(t, []zapcore.Level{zapcore.DebugLevel, zapcore.WarnLevel}, levels(), "a pass that succeeded starts the count again")
 }
