@@ -5,10 +5,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,12 +151,7 @@ func requestSection(r *Report, cluster string, before, after Snapshot) float64 {
 	counts := map[string]float64{}
 	total := 0.0
 	for _, d := range CounterDeltas(before, after, "apiserver_request_total") {
-		labels := map[string]string{}
-		for _, kv := range strings.Split(d.Labels, ",") {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				labels[k] = v
-			}
-		}
+		labels := labelMap(d.Labels)
 		key := labels["verb"] + " " + labels["resource"]
 		if labels["subresource"] != "" {
 			key += "/" + labels["subresource"]
@@ -186,5 +183,54 @@ func requestSection(r *Report, cluster string, before, after Snapshot) float64 {
 	}
 	r.Printf("\nRequests the %s API server served (%s in all; watches count when they start):\n\n", cluster, trimFloat(total))
 	r.Table([]string{"verb resource (non-2xx code)", "requests"}, rows)
+	etcdSection(r, cluster, before, after)
 	return total
+}
+
+// labelMap parses a series key (name=value pairs joined by commas) into its labels.
+func labelMap(series string) map[string]string {
+	labels := map[string]string{}
+	for _, kv := range strings.Split(series, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			labels[k] = v
+		}
+	}
+	return labels
+}
+
+// etcdSection reports the etcd operations an API server made between two scrapes, by
+// operation and resource, the most frequent first: the reads among them are those its watch
+// cache did not serve (a quorum read, or an update whose object the cache did not hold).
+func etcdSection(r *Report, cluster string, before, after Snapshot) {
+	type op struct {
+		key   string
+		count uint64
+		sum   float64
+	}
+	byKey := map[string]*op{}
+	for _, d := range HistogramDeltas(before, after, "etcd_request_duration_seconds") {
+		labels := labelMap(d.Labels)
+		key := labels["operation"] + " " + labels["resource"]
+		if byKey[key] == nil {
+			byKey[key] = &op{key: key}
+		}
+		byKey[key].count += d.Count
+		byKey[key].sum += d.Sum
+	}
+	ops := slices.Collect(maps.Values(byKey))
+	if len(ops) == 0 {
+		return
+	}
+	slices.SortFunc(ops, func(a, b *op) int {
+		if c := cmp.Compare(b.count, a.count); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	var rows [][]string
+	for _, o := range ops[:min(12, len(ops))] {
+		rows = append(rows, []string{o.key, strconv.FormatUint(o.count, 10), fmt.Sprintf("%.2f ms", 1000*o.sum/float64(o.count))})
+	}
+	r.Printf("\netcd operations of the %s API server (its watch cache served the reads not listed):\n\n", cluster)
+	r.Table([]string{"operation resource", "operations", "mean"}, rows)
 }
