@@ -151,11 +151,11 @@ func (e *Ensurer) log(r Report) {
 	case r.Err != nil:
 		e.failedPasses[r.Kind]++
 		fields = append(fields, zap.Int("failedPassesInARow", e.failedPasses[r.Kind]), zap.Error(r.Err))
-		if e.failedPasses[r.Kind] < failedPassesBeforeError {
-			e.cfg.Logger.Warn("ensuring running workflows failed; next pass retries", fields...)
-		} else {
-			e.cfg.Logger.Error("ensuring running workflows failed; next pass retries", fields...)
+		logAt := e.cfg.Logger.Warn
+		if e.failedPasses[r.Kind] >= failedPassesBeforeError {
+			logAt = e.cfg.Logger.Error
 		}
+		logAt("ensuring running workflows failed; next pass retries", fields...)
 	case r.Unpolled && r.Missing > 0:
 		e.cfg.Logger.Warn("not starting the workflows that are not running: no worker polls their task queue; next pass retries",
 			append(fields, zap.Int("missing", r.Missing), zap.String("taskQueue", r.TaskQueue))...)

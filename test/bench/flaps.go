@@ -626,10 +626,8 @@ func signalsSent(before, after map[string]Snapshot) float64 {
 		if strings.Contains(d.Name, "failure") {
 			continue
 		}
-		for _, kv := range strings.Split(d.Labels, ",") {
-			if k, v, _ := strings.Cut(kv, "="); k == "operation" && strings.Contains(v, "Signal") {
-				total += d.Value
-			}
+		if strings.Contains(labelMap(d.Labels)["operation"], "Signal") {
+			total += d.Value
 		}
 	}
 	return total
