@@ -76,3 +76,34 @@ func storedBy(b *testing.B, transform cache.TransformFunc) func(*unstructured.Un
 		return store
 	}
 }
+
+// BenchmarkHeld measures the transform's time per Work event (its trim and weighing), beside
+// the decoding of the same Work the informer does before it:
+//
+//	go test -run '^$' -bench 'Held$' ./internal/workcache/
+func BenchmarkHeld(b *testing.B) {
+	for name, data := range map[string][]byte{
+		"deployment":              deploymentWorkJSON(1),
+		"dispatched-slice":        dispatchedWorkJSON(1),
+		"collected-100-endpoints": collectedWorkJSON(1, 100),
+		"padded-by-an-agent":      paddedWorkJSON(1, 120000),
+	} {
+		b.Run(name+"/decode", func(b *testing.B) {
+			for range b.N {
+				decoded(b, data)
+			}
+		})
+		b.Run(name+"/held", func(b *testing.B) {
+			works := make([]*unstructured.Unstructured, b.N)
+			for i := range works {
+				works[i] = decoded(b, data)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := held(works[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
