@@ -7,7 +7,8 @@
 // the Works, unless the cache started watching after the other worker's writes
 // (StartedAfter), so that those writes show here at once. A read of one Work waits until the
 // cache holds the version a change announced. When the cache cannot answer (not synced yet,
-// or the watch lags too long), the caller is told to read the API server instead.
+// the watch lags too long, or a Work is too heavy to hold: transform.go), the caller is told
+// to read the API server instead.
 package workcache
 
 import (
@@ -111,34 +112,36 @@ func New(client dynamic.Interface, scope Scope) *Cache {
 			o.LabelSelector = networkingv1alpha1.LabelMCSName
 		}
 	})
+	return newCache(factory.ForResource(kube.Works).Informer())
+}
+
+// newCache is the cache filled by informer, which must not have started.
+func newCache(informer cache.SharedIndexInformer) *Cache {
 	c := &Cache{
-		informer:  factory.ForResource(kube.Works).Informer(),
+		informer:  informer,
 		instance:  utilrand.String(instanceLength),
 		awaiting:  map[string]map[string]expectation{},
 		changed:   make(chan struct{}),
 		gone:      map[string]deletion{},
 		listedFor: map[string]map[string]listing{},
 	}
-	// Managed fields are half of a Work's size and nothing here reads them.
-	_ = c.informer.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			u.SetManagedFields(nil)
-		}
-		return obj, nil
-	})
-	_ = c.informer.AddIndexers(cache.Indexers{byMCS: func(obj any) ([]string, error) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok || u.GetLabels()[networkingv1alpha1.LabelMCSName] == "" {
-			return nil, nil
-		}
-		return []string{mcsKey(u.GetLabels())}, nil
-	}})
+	_ = c.informer.SetTransform(held) // see transform.go
+	_ = c.informer.AddIndexers(cache.Indexers{byMCS: indexByMCS})
 	_, _ = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.seen(obj, false) },
 		UpdateFunc: func(_, obj any) { c.seen(obj, false) },
 		DeleteFunc: func(obj any) { c.seen(obj, true) },
 	})
 	return c
+}
+
+// indexByMCS indexes a Work by its MultiClusterService (namespace/name), if it has one.
+func indexByMCS(obj any) ([]string, error) {
+	u, _ := workOf(obj)
+	if u == nil || u.GetLabels()[networkingv1alpha1.LabelMCSName] == "" {
+		return nil, nil
+	}
+	return []string{mcsKey(u.GetLabels())}, nil
 }
 
 // instanceLength is the length of an Instance: random letters and digits, enough that two
@@ -180,9 +183,11 @@ func (c *Cache) Works(_ context.Context, namespace, name string) (works []*unstr
 	return c.works(namespace, name, false)
 }
 
-// Known returns what Works does, also while the watch lags behind this process's writes: the
-// Works the cache knows of, to be read again by name (see Reread). ok is false when the cache
-// cannot answer at all (not synced, or resourceVersions it cannot order).
+// Known returns what Works does, also while the watch lags behind this process's writes, or
+// while it holds one of the Works as its outline only (transform.go): the Works the cache
+// knows of, to be read again by name (see Reread); an outline has its identity and role
+// labels only. ok is false when the cache cannot answer at all (not synced, or
+// resourceVersions it cannot order).
 func (c *Cache) Known(namespace, name string) (works []*unstructured.Unstructured, ok bool) {
 	return c.works(namespace, name, true)
 }
@@ -205,9 +210,16 @@ func (c *Cache) works(namespace, name string, evenLagging bool) (works []*unstru
 	}
 	works = make([]*unstructured.Unstructured, 0, len(objs))
 	for _, obj := range objs {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			works = append(works, u)
+		u, whole := workOf(obj)
+		if u == nil {
+			continue
 		}
+		// A Work held as its outline is read from the API server, unless a write of this
+		// process stands in for it.
+		if _, pending := c.awaiting[key][u.GetNamespace()+"/"+u.GetName()]; !whole && !evenLagging && !pending {
+			return nil, false
+		}
+		works = append(works, u)
 	}
 	return withWrites(works, c.awaiting[key]), true
 }
@@ -245,27 +257,29 @@ func withWrites(cached []*unstructured.Unstructured, awaiting map[string]expecta
 
 // Get returns the Work namespace/name once the cache holds it at resourceVersion minVersion
 // or later, or knows it deleted since; exists is false when it is gone. ok is false when the
-// caller must read the API server. The object is shared: callers must not modify it.
+// caller must read the API server: also when what the cache holds at that version is the
+// Work's outline only (transform.go). The object is shared: callers must not modify it.
 func (c *Cache) Get(ctx context.Context, namespace, name, minVersion string) (work *unstructured.Unstructured, exists, ok bool) {
 	least, err := strconv.ParseUint(minVersion, 10, 64)
 	if c == nil || err != nil {
 		return nil, false, false
 	}
 	key := namespace + "/" + name
+	outlined := false
 	ok = c.waitFor(ctx, func() bool {
 		obj, found, _ := c.informer.GetIndexer().GetByKey(key)
-		if u, isWork := obj.(*unstructured.Unstructured); found && isWork {
+		if u, whole := workOf(obj); found && u != nil {
 			rv, known := versionOf(u)
-			work, exists = u, true
+			work, exists, outlined = u, true, !whole
 			return known && rv >= least
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		gone, deleted := c.gone[key]
-		work, exists = nil, false
+		work, exists, outlined = nil, false, false
 		return deleted && gone.rv >= least
 	})
-	if !ok {
+	if !ok || outlined {
 		return nil, false, false
 	}
 	return work, exists, true
@@ -322,7 +336,7 @@ func (c *Cache) Listed(namespace, name string, roles []string, listed []unstruct
 		return
 	}
 	for _, obj := range objs {
-		if u, ok := obj.(*unstructured.Unstructured); ok && goneBeforeList(u, names, roles, at) {
+		if u, _ := workOf(obj); u != nil && goneBeforeList(u, names, roles, at) {
 			c.expect(u, true)
 		}
 	}
@@ -444,7 +458,7 @@ func (c *Cache) expect(work *unstructured.Unstructured, deleted bool) {
 	// The watch may have delivered it already; handlers run after the store is updated, and
 	// take the same lock, so either this check sees it or the handler clears the entry.
 	current, exists, _ := c.informer.GetIndexer().GetByKey(workKey)
-	if u, ok := current.(*unstructured.Unstructured); ok && exists && want.metBy(u, false) {
+	if u, _ := workOf(current); u != nil && exists && want.metBy(u, false) {
 		return
 	}
 	key := mcsKey(work.GetLabels())
@@ -465,8 +479,8 @@ func (c *Cache) seen(obj any, deleted bool) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	u, _ := workOf(obj)
+	if u == nil {
 		return
 	}
 	key, workKey := mcsKey(u.GetLabels()), u.GetNamespace()+"/"+u.GetName()

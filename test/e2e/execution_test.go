@@ -169,6 +169,47 @@ func TestExecutionFullPassRemovesOrphans(t *testing.T) {
 	expectWorkData(t, time.Second, member, ns, kept, "the ConfigMap of an existing Work was touched")
 }
 
+// TestExecutionAppliesAWorkTooHeavyToCache: a Work heavier than workcache.MaxHeldWeight, which
+// the worker's Work cache holds as its outline only, is read from the API server and applied
+// all the same, as created and as changed.
+func TestExecutionAppliesAWorkTooHeavyToCache(t *testing.T) {
+	ctx := context.Background()
+	m2, member, ns, works := executionNamespaceOfMember2(t)
+	name := "heavy-" + ns
+	t.Cleanup(func() { _ = works.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	const entries = 30000
+	work := configMapWork(m2, ns, name, false)
+	data := manifestData(work)
+	for i := range entries {
+		data[fmt.Sprintf("k%x", i)] = ""
+	}
+	_, err := works.Create(ctx, work, metav1.CreateOptions{})
+	require.NoError(t, err)
+	expectWorkData(t, 60*time.Second, member, ns, name, "the heavy Work's ConfigMap is not applied")
+	cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Len(t, cm.Data, entries+1)
+
+	current, err := works.Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	manifestData(current)["from"] = "changed"
+	_, err = works.Update(ctx, current, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	eventually(t, 60*time.Second, func() error {
+		cm, err := member.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && cm.Data["from"] != "changed" {
+			err = fmt.Errorf("the heavy Work's change is not applied: from=%q", cm.Data["from"])
+		}
+		return err
+	})
+}
+
+// manifestData is the data of the ConfigMap of configMapWork, to be changed in place.
+func manifestData(work *unstructured.Unstructured) map[string]any {
+	manifests := work.Object["spec"].(map[string]any)["workload"].(map[string]any)["manifests"].([]any)
+	return manifests[0].(map[string]any)["data"].(map[string]any)
+}
+
 // executionNamespaceOfMember2 is what the execution tests work in (standalone only, where
 // karmadaflow executes the Works): member2, a test namespace in it, and the Works of member2's
 // execution namespace.

@@ -109,6 +109,89 @@ func TestWorkCacheReadsItsOwnWrites(t *testing.T) {
 	assert.NotContains(t, valuesOf("cached"), "wc-other")
 }
 
+// TestWorkCacheOutlinesAWorkTooHeavyToHold: the cache holds a Work as the API server serves
+// it, without managedFields; a Work that would weigh more than workcache.MaxHeldWeight (as an
+// agent may write into its execution namespace) it holds as its outline only, and its reads
+// go to the API server at once: a read at its version, and the reads of its
+// MultiClusterService's Works; Known still names it. Made light again, it is held whole.
+func TestWorkCacheOutlinesAWorkTooHeavyToHold(t *testing.T) {
+	ctx := t.Context()
+	client := testEnv.ControlPlane.Dynamic()
+	c := workcache.New(client, workcache.MultiClusterServiceWorks)
+	cacheCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	go c.Run(cacheCtx)
+
+	namespace := "karmada-es-" + testEnv.Members[0].Name
+	mcsNamespace := testNamespace(t)
+	works := client.Resource(kube.Works).Namespace(namespace)
+	work := func(name string, entries int) *unstructured.Unstructured {
+		data := map[string]any{}
+		for i := range entries {
+			data[fmt.Sprintf("k%x", i)] = ""
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+			"metadata": map[string]any{"name": name, "namespace": namespace, "labels": map[string]any{
+				networkingv1alpha1.LabelMCSName: "outlined", networkingv1alpha1.LabelMCSNamespace: mcsNamespace,
+			}},
+			// Suspended: Work execution leaves it alone (no finalizer, nothing applied).
+			"spec": map[string]any{"suspendDispatching": true, "workload": map[string]any{"manifests": []any{map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": mcsNamespace}, "data": data,
+			}}}},
+		}}
+	}
+	t.Cleanup(func() {
+		for _, name := range []string{"wc-light", "wc-heavy"} {
+			_ = works.Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	})
+	light, err := kube.Apply(ctx, works, work("wc-light", 3))
+	require.NoError(t, err)
+	require.NotEmpty(t, light.GetManagedFields(), "the API server keeps managedFields")
+	heavy, err := kube.Apply(ctx, works, work("wc-heavy", 30000))
+	require.NoError(t, err)
+
+	eventually(t, 30*time.Second, func() error {
+		if _, ok := c.Known(mcsNamespace, "outlined"); !ok {
+			return fmt.Errorf("cache not synced")
+		}
+		return nil
+	})
+	got, exists, ok := c.Get(ctx, namespace, "wc-light", light.GetResourceVersion())
+	require.True(t, ok && exists, "the cache answers for a light Work")
+	assert.Empty(t, got.GetManagedFields())
+	assert.Equal(t, light.Object["spec"], got.Object["spec"], "held whole")
+	assert.Equal(t, light.GetLabels(), got.GetLabels())
+
+	start := time.Now()
+	_, _, ok = c.Get(ctx, namespace, "wc-heavy", heavy.GetResourceVersion())
+	assert.False(t, ok, "a heavy Work is read from the API server")
+	assert.Less(t, time.Since(start), workcache.MaxWait, "as soon as the cache holds its version")
+	_, ok = c.Works(ctx, mcsNamespace, "outlined")
+	assert.False(t, ok, "the Works of its MultiClusterService are read from the API server")
+	known, ok := c.Known(mcsNamespace, "outlined")
+	require.True(t, ok)
+	var names []string
+	for _, w := range known {
+		names = append(names, w.GetName())
+		if w.GetName() == "wc-heavy" {
+			_, hasSpec := w.Object["spec"]
+			assert.False(t, hasSpec, "an outline")
+		}
+	}
+	assert.ElementsMatch(t, []string{"wc-light", "wc-heavy"}, names, "Known names both, to be read by name")
+
+	lightened, err := kube.Apply(ctx, works, work("wc-heavy", 3))
+	require.NoError(t, err)
+	got, exists, ok = c.Get(ctx, namespace, "wc-heavy", lightened.GetResourceVersion())
+	require.True(t, ok && exists, "made light, it is held whole")
+	assert.Equal(t, lightened.Object["spec"], got.Object["spec"])
+	cached, ok := c.Works(ctx, mcsNamespace, "outlined")
+	require.True(t, ok)
+	assert.Len(t, cached, 2)
+}
+
 // TestReplayedMCSWorkflowReadsItsWorksFromTheCache: a worker that replays a MultiClusterService
 // workflow it ran before (its sticky queue reset, as when the workflow left the worker's
 // workflow cache) reads the Works at the next reconcile from its Work cache, and lists none
