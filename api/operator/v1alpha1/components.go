@@ -148,14 +148,17 @@ type LocalEtcd struct {
 	PeerCertSANs []string `json:"peerCertSANs,omitempty"`
 }
 
-// VolumeData is where etcd stores its data.
+// VolumeData is where etcd stores its data. Which of the three it is cannot change after
+// creation (a rule on Karmada), nor the volume claim template or the host path.
 type VolumeData struct {
 	// VolumeClaim is the template of the PersistentVolumeClaim of each etcd pod.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",reason=FieldValueForbidden,message="spec.components.etcd.local.volumeData.volumeClaim cannot change after creation (the etcd StatefulSet's claim template is fixed, and etcd's data is in the claims made from it): set it back; to move etcd's data, take a snapshot (etcdctl snapshot save), create a new Karmada with the storage you need and restore it there"
 	VolumeClaim *corev1.PersistentVolumeClaimTemplate `json:"volumeClaim,omitempty"`
 
 	// HostPath is a directory of the node.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.path == oldSelf.path",fieldPath=".path",reason=FieldValueForbidden,message="spec.components.etcd.local.volumeData.hostPath.path cannot change after creation (etcd's data is in the directory it has, and another one starts empty): set it back; to move etcd's data, take a snapshot (etcdctl snapshot save), create a new Karmada with the storage you need and restore it there"
 	HostPath *corev1.HostPathVolumeSource `json:"hostPath,omitempty"`
 
 	// EmptyDir is a directory that lives as long as the pod.
