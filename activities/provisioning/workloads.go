@@ -41,7 +41,7 @@ func (a *Activities) EnsureNamespace(ctx context.Context, ref Ref) error {
 
 // InstallEtcd applies the local etcd's Services, StatefulSet and PDB.
 func (a *Activities) InstallEtcd(ctx context.Context, in InstallInput) error {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (a *Activities) WaitEtcdReady(ctx context.Context, ref Ref) error {
 // InstallAPIServer applies the API server's Service, Deployment and PDB and returns the
 // Service as the API server allocated it.
 func (a *Activities) InstallAPIServer(ctx context.Context, in InstallInput) (ServiceInfo, error) {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return ServiceInfo{}, err
 	}
@@ -170,7 +170,7 @@ func (a *Activities) WaitAPIServerReady(ctx context.Context, ref Ref) error {
 
 // InstallAggregatedAPIServer applies karmada-aggregated-apiserver's Deployment, Service and PDB.
 func (a *Activities) InstallAggregatedAPIServer(ctx context.Context, in InstallInput) error {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (a *Activities) WaitAggregatedAPIServerReady(ctx context.Context, ref Ref) 
 // installs, removes those of optional components it no longer names, and returns the names
 // of the installed ones.
 func (a *Activities) InstallComponents(ctx context.Context, in InstallInput) ([]string, error) {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return nil, err
 	}
