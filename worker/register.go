@@ -131,7 +131,8 @@ func registrations(ctx context.Context, deps dependencies) (map[string]func(work
 	if opts.EnableProvisioning {
 		provisioningActivities := &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic,
 			CRDSource: provisioningactivities.CRDSource{URL: opts.CRDTarballURL, CAFile: opts.CRDTarballCAFile, TokenSecret: opts.CRDTarballTokenSecret,
-				AllowedURLPrefixes: opts.CRDTarballAllowedURLPrefixes, AllowedProxyURLs: opts.CRDTarballAllowedProxyURLs}}
+				AllowedURLPrefixes: opts.CRDTarballAllowedURLPrefixes, AllowedProxyURLs: opts.CRDTarballAllowedProxyURLs},
+			HostAccess: provisioningactivities.HostAccess{Namespaces: opts.HostAccessNamespaces}}
 		regs[naming.CapabilityProvisioning] = func(w worker.Registry) { provisioning.Register(w, provisioningActivities) }
 	}
 	return regs, nil

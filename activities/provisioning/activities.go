@@ -35,6 +35,8 @@ type Activities struct {
 	PollInterval time.Duration
 	// CRDSource is where the control planes' CRDs come from when a Karmada names no tarball.
 	CRDSource CRDSource
+	// HostAccess is which Karmadas may ask for pods that reach their node.
+	HostAccess HostAccess
 }
 
 // DefaultPollInterval is how often the waits look by default: pods turn Ready and CRDs

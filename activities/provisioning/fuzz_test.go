@@ -197,8 +197,11 @@ func withCanary(raw string) string {
 var fuzzSource = &CRDSource{URL: "http://127.0.0.1:8080/releases/download/{{.Version}}/crds.tar.gz",
 	AllowedProxyURLs: []string{"http://proxy:3128"}}
 
+// fuzzHostAccess allows host access in one namespace, which FuzzValidate's Karmadas may name.
+var fuzzHostAccess = HostAccess{Namespaces: []string{"trusted"}}
+
 // FuzzValidate: Validate of any Karmada (and CRDSource.CheckSpec, ValidateKarmada's check of
-// spec.crdTarball against the worker's allowlists) never panics, leaves the Karmada as it was,
+// spec.crdTarball against the worker's allowlists, and HostAccess.CheckSpec) never panics, leaves the Karmada as it was,
 // gives the same problems each time, each naming a field of the spec, and never shows a
 // password or query of the URLs it reports. validateExternalEtcdSecret is fuzzed beside it,
 // with the Karmada's external etcd Secret reference and a Secret holding the keys of keys.
@@ -214,6 +217,12 @@ func FuzzValidate(f *testing.F) {
 		`{"spec":{"components":{"etcd":{"local":{},"external":{"endpoints":[],"secretRef":{"name":""}}}}}}`,
 		`{"spec":{"components":{"etcd":{"external":{"endpoints":["https://e:2379"],"secretRef":{"name":"etcd","namespace":"t"}}}}}}`,
 		`{"spec":{"components":{"etcd":{"local":{"podDisruptionBudgetConfig":{"minAvailable":1,"maxUnavailable":"50%"}}},"karmadaScheduler":{"podDisruptionBudgetConfig":{}}}}}`,
+		`{"metadata":{"namespace":"t"},"spec":{"components":{"karmadaAPIServer":{"extraVolumes":[{"name":"h","hostPath":{"path":"/"}},{"name":"n","nfs":{"server":"s","path":"/"}},{"name":"v"}],` +
+			`"sidecarContainers":[{"name":"s","ports":[{"containerPort":1,"hostPort":1}],"securityContext":{"privileged":true,"allowPrivilegeEscalation":true,` +
+			`"capabilities":{"add":["SYS_ADMIN"]},"procMount":"Unmasked","seLinuxOptions":{"type":"spc_t"},"seccompProfile":{"type":"Unconfined"},` +
+			`"appArmorProfile":{"type":"Unconfined"},"windowsOptions":{"hostProcess":true}}}]},"etcd":{"local":{"volumeData":{"hostPath":{"path":"/var/lib/etcd"}}}},` +
+			`"karmadaWebhook":{"annotations":{"container.apparmor.security.beta.kubernetes.io/w":"unconfined"}}}}}`,
+		`{"metadata":{"namespace":"trusted"},"spec":{"components":{"karmadaAPIServer":{"sidecarContainers":[{"name":"s","securityContext":{"privileged":true}}]}}}}`,
 	} {
 		f.Add([]byte(seed), true, "ca.crt,tls.crt")
 	}
@@ -224,7 +233,9 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		before := k.DeepCopy()
-		validate := func(k *operatorv1alpha1.Karmada) []string { return append(Validate(k), fuzzSource.CheckSpec(k)...) }
+		validate := func(k *operatorv1alpha1.Karmada) []string {
+			return append(append(Validate(k), fuzzSource.CheckSpec(k)...), fuzzHostAccess.CheckSpec(k)...)
+		}
 		problems := validate(k)
 		if !reflect.DeepEqual(before, k) {
 			t.Fatal("Validate changed the Karmada")

@@ -19,7 +19,8 @@ import (
 // The changes that would lose an instance's data, refused when an object gets around the
 // CRD's transition rules (e.g. one created or changed under an older CRD without them): a
 // new host cluster would start with an empty etcd and a new CA and leave the old one as it
-// was; new etcd replicas would rebuild etcd's initial cluster and lose quorum.
+// was; new etcd replicas would rebuild etcd's initial cluster and lose quorum; the changes of
+// where etcd keeps its data are etcdchanges.go's.
 
 // AnnotationHostCluster, on a Karmada object, records the host cluster the instance was
 // installed into (see hostClusterOf), so that a later spec naming another is refused.
@@ -70,23 +71,12 @@ func (a *Activities) checkInstalled(ctx context.Context, k *operatorv1alpha1.Kar
 	if problems := checkHostCluster(k); len(problems) > 0 {
 		return problems, nil // the spec's host is not the instance's: its etcd is elsewhere
 	}
-	if externalEtcd(k) {
-		return nil, nil
-	}
 	t, err := a.targetOf(ctx, k)
 	if err != nil {
 		// The first install step reports an unreachable host cluster, with its retries.
 		return nil, nil
 	}
-	name := NamesFor(k.Name).Of(SuffixEtcd)
-	sts, err := t.kube.AppsV1().StatefulSets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading StatefulSet %s/%s: %w", k.Namespace, name, err)
-	}
-	return append(checkEtcdReplicas(k, sts), checkEtcdImage(k, sts)...), nil
+	return t.etcdProblems(ctx, k)
 }
 
 // dataInEmptyDir reports whether the etcd of sts keeps its data in an emptyDir, which a new

@@ -41,7 +41,7 @@ func (a *Activities) mustGet(ctx context.Context, ref Ref) (*operatorv1alpha1.Ka
 }
 
 // ValidateKarmada reads the Karmada and checks its spec, spec.crdTarball against this
-// worker's allowlists too. An invalid spec is a non-retryable ValidationError whose details
+// worker's allowlists and what its pods ask of their nodes against its HostAccess too. An invalid spec is a non-retryable ValidationError whose details
 // are the Summary.
 func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, error) {
 	k, found, err := a.get(ctx, ref)
@@ -66,6 +66,7 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 		return sum, nil
 	}
 	sum.Invalid = append(Validate(k), a.CRDSource.CheckSpec(k)...)
+	sum.Invalid = append(sum.Invalid, a.HostAccess.CheckSpec(k)...)
 	siblings, err := a.listKarmadas(ctx, k.Namespace)
 	if err != nil {
 		return Summary{}, err

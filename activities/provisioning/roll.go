@@ -21,7 +21,7 @@ import (
 // the hash of the certificates they mount and of the client certificate of their kubeconfig,
 // so that renewing either rolls them.
 func (a *Activities) InstallComponent(ctx context.Context, in ComponentInput) error {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return err
 	}

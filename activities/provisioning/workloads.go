@@ -3,6 +3,9 @@ package provisioning
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,12 +41,21 @@ func (a *Activities) EnsureNamespace(ctx context.Context, ref Ref) error {
 
 // InstallEtcd applies the local etcd's Services, StatefulSet and PDB.
 func (a *Activities) InstallEtcd(ctx context.Context, in InstallInput) error {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return err
 	}
+	// ValidateKarmada refused these already, for the object it read; the object read here may
+	// be newer, and must not switch etcd or move its data either.
+	problems, err := t.etcdProblems(ctx, k)
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return temporal.NewNonRetryableApplicationError(strings.Join(problems, "; "), ErrValidation, nil)
+	}
 	if externalEtcd(k) {
-		return t.removeComponent(ctx, k, Etcd)
+		return t.removeComponent(ctx, k, Etcd) // what a local etcd left besides its StatefulSet
 	}
 	// etcd reloads its certificate and key files at every TLS handshake, so renewing them
 	// needs no restart (a one-member etcd would be down meanwhile): its pods roll only when
@@ -59,7 +71,7 @@ func (a *Activities) InstallEtcd(ctx context.Context, in InstallInput) error {
 		}
 	}
 	// An etcd whose data is in an emptyDir is never rolled: its new pods would start empty.
-	// Its settings apply at install; a new image is refused by ValidateKarmada.
+	// Its settings apply at install; a new image is refused (checkEtcdImage).
 	existing, err := t.kube.AppsV1().StatefulSets(k.Namespace).Get(ctx, sts.Name, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("reading StatefulSet %s/%s: %w", k.Namespace, sts.Name, err)
@@ -85,7 +97,7 @@ func (a *Activities) WaitEtcdReady(ctx context.Context, ref Ref) error {
 // InstallAPIServer applies the API server's Service, Deployment and PDB and returns the
 // Service as the API server allocated it.
 func (a *Activities) InstallAPIServer(ctx context.Context, in InstallInput) (ServiceInfo, error) {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return ServiceInfo{}, err
 	}
@@ -158,7 +170,7 @@ func (a *Activities) WaitAPIServerReady(ctx context.Context, ref Ref) error {
 
 // InstallAggregatedAPIServer applies karmada-aggregated-apiserver's Deployment, Service and PDB.
 func (a *Activities) InstallAggregatedAPIServer(ctx context.Context, in InstallInput) error {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return err
 	}
@@ -186,7 +198,7 @@ func (a *Activities) WaitAggregatedAPIServerReady(ctx context.Context, ref Ref) 
 // installs, removes those of optional components it no longer names, and returns the names
 // of the installed ones.
 func (a *Activities) InstallComponents(ctx context.Context, in InstallInput) ([]string, error) {
-	k, t, err := a.instance(ctx, in.Ref)
+	k, t, err := a.instanceForPods(ctx, in.Ref)
 	if err != nil {
 		return nil, err
 	}

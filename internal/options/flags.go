@@ -130,6 +130,8 @@ func (o *Options) addWorkerFlags(sections *cliflag.NamedFlagSets, temporal *pfla
 		commaList(&o.CRDTarballAllowedURLPrefixes))
 	fs.Func("crd-tarball-allowed-proxy-urls", "comma-separated `proxies` (scheme://host[:port]) a Karmada's spec.crdTarball may download through (empty: none)",
 		commaList(&o.CRDTarballAllowedProxyURLs))
+	fs.Func("host-access-namespaces", "comma-separated `namespaces` whose Karmadas may ask for pods that reach their node: hostPath volumes (a local etcd's volumeData.hostPath too) and volumes the node mounts itself, sidecars that are privileged, escalate privileges, add capabilities, bind host ports or lift seccomp, AppArmor or SELinux confinement (empty: none)",
+		commaList(&o.HostAccessNamespaces))
 }
 
 // addStarterFlags registers the starter's own flags, in sections of their own.

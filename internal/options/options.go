@@ -179,6 +179,10 @@ type Options struct {
 	// CRDTarballAllowedProxyURLs are the proxies (scheme://host[:port]) a Karmada's
 	// spec.crdTarball may name; none by default (worker).
 	CRDTarballAllowedProxyURLs []string
+	// HostAccessNamespaces are the namespaces whose Karmadas may ask for pods that reach their
+	// node (hostPath volumes, privileged sidecars, added capabilities, host ports...); none by
+	// default (worker).
+	HostAccessNamespaces []string
 
 	// Capability flags go here, with their defaults in Default, their flags in AddFlags and
 	// their checks in Validate.

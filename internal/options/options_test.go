@@ -112,6 +112,25 @@ func TestCRDTarballAllowlistFlags(t *testing.T) {
 	assert.Error(t, err, "a worker flag")
 }
 
+// TestHostAccessNamespacesFlag: unset, no namespace may ask for host access; set (or from the
+// environment), the namespaces listed; a name that is no namespace's is refused, and the
+// starter has no such flag.
+func TestHostAccessNamespacesFlag(t *testing.T) {
+	o, err := Parse(Worker, nil, env(nil))
+	require.NoError(t, err)
+	assert.Empty(t, o.HostAccessNamespaces)
+	o, err = Parse(Worker, []string{"--host-access-namespaces= platform , karmada-system,"}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"platform", "karmada-system"}, o.HostAccessNamespaces)
+	o, err = Parse(Worker, nil, env(map[string]string{"KARMADAFLOW_HOST_ACCESS_NAMESPACES": "platform"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"platform"}, o.HostAccessNamespaces)
+	_, err = Parse(Worker, []string{"--host-access-namespaces=platform,*"}, env(nil))
+	assert.ErrorContains(t, err, `--host-access-namespaces: "*" is not a namespace name`)
+	_, err = Parse(Starter, []string{"--host-access-namespaces=platform"}, env(nil))
+	assert.Error(t, err, "a worker flag")
+}
+
 func TestStarterValidation(t *testing.T) {
 	for name, args := range map[string][]string{
 		"zero ensure period":             {"--ensure-period=0s"},

@@ -166,6 +166,11 @@ func (o *Options) Validate() error {
 	} else if i := slices.IndexFunc(proxies, urlprefix.Prefix.HasPath); i >= 0 {
 		errs = append(errs, fmt.Errorf("--crd-tarball-allowed-proxy-urls: %q must be scheme://host[:port], without a path", proxies[i]))
 	}
+	for _, ns := range o.HostAccessNamespaces {
+		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
+			errs = append(errs, fmt.Errorf("--host-access-namespaces: %q is not a namespace name: %s", ns, strings.Join(problems, "; ")))
+		}
+	}
 	if o.CRDTarballTokenSecret != "" {
 		if namespace, name, _ := strings.Cut(o.CRDTarballTokenSecret, "/"); namespace == "" || name == "" || strings.Contains(name, "/") {
 			errs = append(errs, fmt.Errorf("--crd-tarball-token-secret must be <namespace>/<name>, got %q", o.CRDTarballTokenSecret))

@@ -50,9 +50,10 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
+	// The upgrade's etcd keeps its data on a hostPath, which its namespace alone may ask for.
 	svc, err = service.Start(ctx, e, service.Options{ChartValues: []string{
 		"provisioning.namespaces={" + strings.Join([]string{nsDefault, nsFull, nsEndpoint, nsImmutable, nsRenew, nsUpgrade}, ",") + "}",
-	}})
+	}, WorkerArgs: []string{"--host-access-namespaces=" + nsUpgrade}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -49,10 +49,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	// Two workers on the task queue. They may touch Secrets only in the namespaces of the
-	// tests' Karmada objects, and download a spec.crdTarball only from the tests' tarballs.
+	// tests' Karmada objects, download a spec.crdTarball only from the tests' tarballs, and
+	// give pods host access only in nsHostAccess.
 	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{
-		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch}",
-	}, WorkerArgs: []string{"--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/"}})
+		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch," + nsHostAccess + "}",
+	}, WorkerArgs: []string{"--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/", "--host-access-namespaces=" + nsHostAccess}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -148,14 +148,18 @@ type LocalEtcd struct {
 	PeerCertSANs []string `json:"peerCertSANs,omitempty"`
 }
 
-// VolumeData is where etcd stores its data.
+// VolumeData is where etcd stores its data. Which of the three it is cannot change after
+// creation (a rule on Karmada), nor the volume claim template or the host path.
 type VolumeData struct {
 	// VolumeClaim is the template of the PersistentVolumeClaim of each etcd pod.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",reason=FieldValueForbidden,message="spec.components.etcd.local.volumeData.volumeClaim cannot change after creation (the etcd StatefulSet's claim template is fixed, and etcd's data is in the claims made from it): set it back; to move etcd's data, take a snapshot (etcdctl snapshot save), create a new Karmada with the storage you need and restore it there"
 	VolumeClaim *corev1.PersistentVolumeClaimTemplate `json:"volumeClaim,omitempty"`
 
-	// HostPath is a directory of the node.
+	// HostPath is a directory of the node. Only the Karmadas of the namespaces the worker's
+	// --host-access-namespaces lists may ask for it.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.path == oldSelf.path",fieldPath=".path",reason=FieldValueForbidden,message="spec.components.etcd.local.volumeData.hostPath.path cannot change after creation (etcd's data is in the directory it has, and another one starts empty): set it back; to move etcd's data, take a snapshot (etcdctl snapshot save), create a new Karmada with the storage you need and restore it there"
 	HostPath *corev1.HostPathVolumeSource `json:"hostPath,omitempty"`
 
 	// EmptyDir is a directory that lives as long as the pod.
@@ -220,7 +224,10 @@ type KarmadaAPIServer struct {
 	// +optional
 	ExtraArgs map[string]string `json:"extraArgs,omitempty"`
 
-	// ExtraVolumes are added to the API server pod.
+	// ExtraVolumes are added to the API server pod. A hostPath volume, or one the node mounts
+	// itself (other than configMap, csi, downwardAPI, emptyDir, ephemeral, image,
+	// persistentVolumeClaim, projected and secret), needs the worker's --host-access-namespaces
+	// to list the Karmada's namespace.
 	// +optional
 	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
 
@@ -237,7 +244,9 @@ type KarmadaAPIServer struct {
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
 
 	// SidecarContainers are added to the API server pod after the API server container,
-	// e.g. a KMS plugin sharing a socket volume with it.
+	// e.g. a KMS plugin sharing a socket volume with it. One that is privileged, escalates
+	// privileges, adds capabilities, binds a host port or lifts seccomp, AppArmor or SELinux
+	// confinement needs the worker's --host-access-namespaces to list the Karmada's namespace.
 	// +optional
 	SidecarContainers []corev1.Container `json:"sidecarContainers,omitempty"`
 }

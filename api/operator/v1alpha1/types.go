@@ -7,15 +7,20 @@ import (
 
 // Karmada is a Karmada control plane to install and keep installed.
 //
-// Two fields are fixed at creation, because changing them would lose the instance's data. The
-// rules sit on the whole object: a transition rule on an optional field runs only when both
-// the old and the new object have it, so unset to set would pass. An unset etcd replicas
-// counts as 1. Strings are compared by plain selection after a presence check: the cost
+// What holds the instance's data is fixed at creation, because changing it would lose the data:
+// the host cluster, the etcd replicas, whether etcd is local or external, and where a local
+// etcd keeps its data (volumeClaim, hostPath or emptyDir). The rules sit on the whole object: a
+// transition rule on an optional field runs only when both the old and the new object have it,
+// so unset to set would pass (the rules on VolumeData's fields, which compare what is there
+// on both sides, rely on that). An unset etcd replicas counts as 1, an unset volumeData as an
+// emptyDir. Strings are compared by plain selection after a presence check: the cost
 // estimator takes a string reached through optionals as unbounded and refuses the rule. The
 // workflow refuses the same changes when an object gets around the rules (e.g. an older CRD).
 //
 // +kubebuilder:validation:XValidation:rule="self.?spec.?hostCluster.?secretRef.hasValue() == oldSelf.?spec.?hostCluster.?secretRef.hasValue() && (!self.?spec.?hostCluster.?secretRef.hasValue() || self.spec.hostCluster.secretRef == oldSelf.spec.hostCluster.secretRef)",fieldPath=".spec.hostCluster.secretRef",reason=FieldValueForbidden,message="spec.hostCluster.secretRef cannot be set, changed or removed after creation (the host cluster holds the instance's etcd and certificates: another host would start with an empty etcd and a new CA): create a new Karmada on the host cluster you need and move to it"
 // +kubebuilder:validation:XValidation:rule="self.?spec.?components.?etcd.?local.?replicas.orValue(1) == oldSelf.?spec.?components.?etcd.?local.?replicas.orValue(1)",fieldPath=".spec.components.etcd.local.replicas",reason=FieldValueForbidden,message="spec.components.etcd.local.replicas cannot change after creation (etcd's initial cluster would be rebuilt and lose quorum): create a new Karmada with the replicas you need and move to it"
+// +kubebuilder:validation:XValidation:rule="self.?spec.?components.?etcd.?external.hasValue() == oldSelf.?spec.?components.?etcd.?external.hasValue()",fieldPath=".spec.components.etcd",reason=FieldValueForbidden,message="spec.components.etcd cannot change between local and external after creation (the instance's data is in the etcd it has, and a local etcd given up for an external one is deleted): set it back; to move to another etcd, copy the data into it (etcdctl snapshot save, then etcdutl snapshot restore there) and create a new Karmada that names it"
+// +kubebuilder:validation:XValidation:rule="self.?spec.?components.?etcd.?external.hasValue() || oldSelf.?spec.?components.?etcd.?external.hasValue() || (self.?spec.?components.?etcd.?local.?volumeData.?volumeClaim.hasValue() == oldSelf.?spec.?components.?etcd.?local.?volumeData.?volumeClaim.hasValue() && self.?spec.?components.?etcd.?local.?volumeData.?hostPath.hasValue() == oldSelf.?spec.?components.?etcd.?local.?volumeData.?hostPath.hasValue())",fieldPath=".spec.components.etcd.local.volumeData",reason=FieldValueForbidden,message="spec.components.etcd.local.volumeData cannot change between volumeClaim, hostPath and emptyDir after creation (etcd's data is in the storage it has, and an emptyDir or a new volume starts empty): set it back; to move etcd's data, take a snapshot (etcdctl snapshot save), create a new Karmada with the storage you need and restore it there"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=karmadas,scope=Namespaced,categories={karmada-io}
