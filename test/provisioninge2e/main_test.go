@@ -51,7 +51,7 @@ func run(m *testing.M) int {
 	// Two workers on the task queue. They may touch Secrets only in the namespaces of the
 	// tests' Karmada objects, and download a spec.crdTarball only from the tests' tarballs.
 	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{
-		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch}",
+		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch,tenant-hostile}",
 	}, WorkerArgs: []string{"--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
