@@ -135,6 +135,7 @@ FUZZ_TARGETS := \
 	./proxy:FuzzTranslateBody \
 	./internal/members:FuzzProxyOf \
 	./internal/urlprefix:FuzzCheck \
+	./internal/kubeconfig:FuzzInlineRESTConfig \
 	./proxy:FuzzParsePath \
 	./proxy:FuzzDecodeResourceVersion \
 	./proxy:FuzzContinueToken \

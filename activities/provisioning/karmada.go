@@ -72,6 +72,7 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 		return Summary{}, err
 	}
 	sum.Invalid = append(sum.Invalid, ValidateName(k, siblings)...)
+	sum.Invalid = append(sum.Invalid, a.checkHostClusterSecret(ctx, k)...)
 	if sum.HasFinalizer {
 		if err := a.recordHostCluster(ctx, k); err != nil {
 			return Summary{}, err

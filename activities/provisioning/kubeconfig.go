@@ -179,8 +179,14 @@ func (a *Activities) WriteAdminKubeconfig(ctx context.Context, ref Ref) (string,
 	return endpoint, nil
 }
 
-// controlPlaneClient reaches the new control plane with the admin kubeconfig, verifying TLS
-// against the generated CA.
+// controlPlaneClient reaches the new control plane as its admin: at the endpoint the worker
+// computes (as WriteAdminKubeconfig does), verifying TLS against the instance's CA, with the
+// admin client certificate, both from the instance's cert Secret. The admin kubeconfig Secret
+// is output only: whoever may write Secrets in the Karmada's namespace may rewrite it, and a
+// kubeconfig can run commands and read files (exec, tokenFile...). The cert Secret holds PEM
+// data only, which can do neither: whoever rewrites it changes only the CA the worker trusts
+// and the certificate it presents when it dials the instance's own API server, with nothing
+// of the worker's in either.
 func (t *target) controlPlaneClient(ctx context.Context, k *operatorv1alpha1.Karmada) (dynamic.Interface, error) {
 	if ServiceType(k) == corev1.ServiceTypeClusterIP && (k.Spec.HostCluster == nil || k.Spec.HostCluster.APIEndpoint == "") && (t.remote || !runningInCluster()) {
 		// Its name resolves only through the host cluster's DNS; asking any other resolver
@@ -190,19 +196,23 @@ func (t *target) controlPlaneClient(ctx context.Context, k *operatorv1alpha1.Kar
 			"and this worker runs outside it: run the worker in the host cluster, or use serviceType NodePort or LoadBalancer",
 			k.Namespace, NamesFor(k.Name).Of(SuffixAPIServer))
 	}
-	name := NamesFor(k.Name).Of(SuffixAdminConfig)
+	endpoint, err := t.endpoint(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	name := NamesFor(k.Name).Of(SuffixCert)
 	secret, err := t.kube.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("admin kubeconfig Secret %s/%s not found", k.Namespace, name)
+			return nil, fmt.Errorf("certificate Secret %s/%s not found", k.Namespace, name)
 		}
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", k.Namespace, name, err)
 	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data[KeyKubeconfig])
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig of Secret %s/%s: %w", k.Namespace, name, err)
+	for _, key := range []string{KeyCACert, KeyAdminCert, KeyAdminKey} {
+		if len(secret.Data[key]) == 0 {
+			return nil, fmt.Errorf("Secret %s/%s has no %s", k.Namespace, name, key)
+		}
 	}
-	cfg.Timeout = controlPlaneTimeout
-	cfg = rest.CopyConfig(cfg)
-	return dynamic.NewForConfig(cfg)
+	return dynamic.NewForConfig(&rest.Config{Host: endpoint, Timeout: controlPlaneTimeout, TLSClientConfig: rest.TLSClientConfig{
+		CAData: secret.Data[KeyCACert], CertData: secret.Data[KeyAdminCert], KeyData: secret.Data[KeyAdminKey]}})
 }

@@ -2,14 +2,17 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"go.temporal.io/sdk/temporal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/karmadaflow/karmadaflow/api/operator/v1alpha1"
+	tenantkubeconfig "github.com/karmadaflow/karmadaflow/internal/kubeconfig"
 )
 
 // target is the host cluster an instance is installed into: the cluster karmadaflow runs
@@ -39,19 +42,55 @@ func (a *Activities) targetOf(ctx context.Context, k *operatorv1alpha1.Karmada) 
 	if err != nil {
 		return nil, fmt.Errorf("reading host cluster Secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data[KeyKubeconfig])
+	kube, dyn, err := hostClusterClients(secret.Data[KeyKubeconfig])
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig of host cluster Secret %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
+		// Nothing changes until the Secret does: a ValidationError, which ValidateKarmada
+		// reports on the Karmada before any step runs.
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("spec.hostCluster.secretRef: Secret %s/%s, key %s: %v",
+			ref.Namespace, ref.Name, KeyKubeconfig, err), ErrValidation, nil)
 	}
 	return &target{a: a, kube: kube, dyn: dyn, remote: true}, nil
+}
+
+// hostClusterClients are the clients of a remote host cluster's kubeconfig. Whoever may write
+// Secrets in the Karmada's namespace writes it, so it is held to inline credentials: client-go's
+// own loader would run its exec plugin as the worker, or send a file of the worker's (its
+// ServiceAccount token) to a server the kubeconfig names. Every error is the kubeconfig's
+// (its server URL, its TLS data).
+func hostClusterClients(data []byte) (kubernetes.Interface, dynamic.Interface, error) {
+	cfg, err := tenantkubeconfig.InlineRESTConfig(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	kube, err := kubernetes.NewForConfigAndClient(cfg, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kube, dyn, nil
+}
+
+// checkHostClusterSecret reports a remote host cluster's kubeconfig that the worker refuses;
+// nothing when the Secret is missing or cannot be read (the first install step reports that,
+// with its retries) or lies in another namespace (Validate reports that).
+func (a *Activities) checkHostClusterSecret(ctx context.Context, k *operatorv1alpha1.Karmada) []string {
+	h := k.Spec.HostCluster
+	if h == nil || h.SecretRef == nil || (h.SecretRef.Namespace != "" && h.SecretRef.Namespace != k.Namespace) {
+		return nil
+	}
+	_, err := a.targetOf(ctx, k)
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == ErrValidation {
+		return []string{appErr.Message()}
+	}
+	return nil
 }
 
 // instance reads the Karmada and its host cluster.

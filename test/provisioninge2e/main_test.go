@@ -52,7 +52,7 @@ func run(m *testing.M) int {
 	// tests' Karmada objects, download a spec.crdTarball only from the tests' tarballs, and
 	// give pods host access only in nsHostAccess.
 	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{
-		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch," + nsHostAccess + "}",
+		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch,tenant-hostile," + nsHostAccess + "}",
 	}, WorkerArgs: []string{"--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/", "--host-access-namespaces=" + nsHostAccess}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
