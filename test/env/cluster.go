@@ -39,14 +39,10 @@ const (
 
 const (
 	serviceCIDR      = "10.96.0.0/16"
-	hostNodeIP       = "127.0.0.10"
 	kwokNodeSelector = "kwok.x-k8s.io/node=fake"
 	apiserverTimeout = 3 * time.Minute
 	nodeReadyTimeout = 3 * time.Minute
 )
-
-// memberNodeIP is the node address of member i: 127.0.0.11 for member1, and so on.
-func memberNodeIP(i int) string { return fmt.Sprintf("127.0.0.%d", 10+i) }
 
 // Cluster is one Kubernetes cluster of the environment.
 type Cluster struct {

@@ -112,8 +112,9 @@ type Env struct {
 	crds    *crdTarballServer  // serves CRDTarballURL
 	karmada *karmadaComponents // with BesideKarmada: Karmada's components of the control plane
 
-	ports portPool
-	guard *ConnectionGuard
+	ports     portPool
+	guard     *ConnectionGuard
+	addresses *addressBlock // the loopback block of node, pod and Service addresses
 
 	mu       sync.Mutex
 	procs    []*process
@@ -244,8 +245,13 @@ func (e *Env) start(ctx context.Context) error {
 	e.logf("env: CRD tarball at %s", e.crds.describe())
 
 	// Node addresses are where API servers reach KWOK's kubelet endpoint and where NodePort
-	// Services are served: a loopback address of its own per cluster. Pod CIDRs are data only.
-	e.Host = &Cluster{Name: HostName, Role: RoleHost, PodCIDR: "10.250.0.0/16", NodeIP: hostNodeIP}
+	// Services are served: a loopback address of its own per cluster, in the environment's
+	// address block. Pod CIDRs are data only.
+	if e.addresses, err = takeAddressBlock(); err != nil {
+		return err
+	}
+	e.logf("env: address block %d (node addresses %s and on)", e.addresses.n, e.addresses.nodeIP(0))
+	e.Host = &Cluster{Name: HostName, Role: RoleHost, PodCIDR: "10.250.0.0/16", NodeIP: e.addresses.nodeIP(0)}
 	e.ControlPlane = &Cluster{Name: ControlPlaneName, Role: RoleControlPlane}
 	for i := 1; i <= e.opts.Members; i++ {
 		e.Members = append(e.Members, &Cluster{
@@ -253,7 +259,7 @@ func (e *Env) start(ctx context.Context) error {
 			Role:    RoleMember,
 			Light:   i > e.opts.Members-e.opts.LightMembers,
 			PodCIDR: fmt.Sprintf("10.%d.0.0/16", i),
-			NodeIP:  memberNodeIP(i),
+			NodeIP:  e.addresses.nodeIP(i),
 		})
 	}
 	clusters := e.Clusters()
@@ -710,6 +716,7 @@ func (e *Env) Stop() error {
 			wg.Wait()
 		}
 		e.ports.releaseAll()
+		e.addresses.release()
 		if e.echo != nil {
 			_ = e.echo.close()
 		}

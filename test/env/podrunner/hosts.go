@@ -117,7 +117,7 @@ func (h *hostsFiles) entries() []hostEntry {
 				entries = append(entries, hostEntry{ip: p.addr.loopback.String(), name: svc.Name, namespace: svc.Namespace})
 			}
 		default:
-			if ip := serviceAddress(svc); ip != nil {
+			if ip := h.r.addresses.serviceAddress(svc); ip != nil {
 				entries = append(entries, hostEntry{ip: ip.String(), name: svc.Name, namespace: svc.Namespace})
 			}
 		}

@@ -56,7 +56,7 @@ func (px *proxies) sync() {
 	}
 	want := map[string]serviceTarget{}
 	for _, svc := range services {
-		ip := serviceAddress(svc)
+		ip := px.r.addresses.serviceAddress(svc)
 		if ip == nil || len(svc.Spec.Selector) == 0 {
 			continue
 		}

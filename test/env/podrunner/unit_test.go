@@ -73,7 +73,30 @@ func TestAddressPool(t *testing.T) {
 		t.Fatalf("host network pod address = %s", host.podIP)
 	}
 	svc := &corev1.Service{Spec: corev1.ServiceSpec{ClusterIP: "10.96.3.4"}}
-	if ip := serviceAddress(svc); ip.String() != "127.2.3.4" {
+	if ip := pool.serviceAddress(svc); ip.String() != "127.2.3.4" {
 		t.Fatalf("service address = %s", ip)
+	}
+}
+
+// TestAddressPoolOfAnotherBlock: a node of an environment's later address block (127.4.0.10)
+// gives its pods and Services the two /16s after it, which no other block uses.
+func TestAddressPoolOfAnotherBlock(t *testing.T) {
+	pool, err := newAddressPool("10.250.0.0/16", "127.4.0.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := pool.allocate(&corev1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.podIP != "10.250.128.1" || a.loopback.String() != "127.5.128.1" {
+		t.Fatalf("first address = %s / %s", a.podIP, a.loopback)
+	}
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{ClusterIP: "10.96.3.4"}}
+	if ip := pool.serviceAddress(svc); ip.String() != "127.6.3.4" {
+		t.Fatalf("service address = %s", ip)
+	}
+	if _, err := newAddressPool("10.250.0.0/16", "10.0.0.10"); err == nil {
+		t.Fatal("a node address outside 127.0.0.0/8 was taken")
 	}
 }
