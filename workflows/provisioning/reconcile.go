@@ -18,6 +18,13 @@ import (
 // error was dropped and the object showed Progressing until the next signal).
 const changeRetryReadyStatus = "retry-ready-status"
 
+// changeRecheckInvalid versions checking a refused spec again every recheckInvalidAfter
+// (before, nothing happened until the spec changed or a resync came).
+const changeRecheckInvalid = "recheck-invalid"
+
+// recheckInvalidAfter is how long a refused spec waits before it is checked again.
+const recheckInvalidAfter = 5 * time.Minute
+
 // changeCertificateRenewal versions reading the certificates' expiry once installed, writing
 // it to the status and renewing them on a timer (before, certificates were never renewed).
 const changeCertificateRenewal = "certificate-renewal"
@@ -41,19 +48,33 @@ func (r *reconciler) reconcile(ctx workflow.Context) (finished bool) {
 	switch {
 	case errors.As(err, &appErr) && appErr.Type() == act.ErrValidation:
 		r.state.Generation = sum.Generation
-		// No retry: nothing changes until the spec does.
 		r.setPhase(ctx, PhaseInvalid)
 		r.state.LastError = appErr.Message()
+		// A spec is checked against what it names too (a remote host cluster's Secret, the
+		// instance's etcd, what the worker allows), which changes without the spec: it is
+		// checked again now and then. The same refusal is not written twice.
+		recheck := workflow.GetVersion(ctx, changeRecheckInvalid, workflow.DefaultVersion, 1) == 1
+		if recheck && r.refusalWritten == appErr.Message() {
+			r.retryAt = workflow.Now(ctx).Add(recheckInvalidAfter)
+			return false
+		}
+		r.refusalWritten = ""
 		err := r.writeStatus(ctx, act.StatusInput{Reason: operatorv1alpha1.ReasonValidationError, Message: appErr.Message(), Warning: true})
-		if err != nil && !errors.Is(err, errInterrupted) {
+		switch {
+		case err != nil && !errors.Is(err, errInterrupted):
 			r.retryAt = workflow.Now(ctx).Add(5 * time.Second)
+		case err == nil && recheck:
+			r.refusalWritten = appErr.Message()
+			r.retryAt = workflow.Now(ctx).Add(recheckInvalidAfter)
 		}
 		return false
 	case err != nil:
 		r.fail(ctx, "ValidateKarmada", err)
+		r.refusalWritten = ""
 		return false
 	}
 	r.state.Generation = sum.Generation
+	r.refusalWritten = "" // the status will say what this pass does
 
 	switch {
 	case !sum.Exists:

@@ -113,7 +113,9 @@ type reconciler struct {
 	// signal cut the current pass short; renewing that the pass renews certificates.
 	pending, resync, interrupted, renewing bool
 	retryAt                                time.Time
-	state                                  State
+	// refusalWritten is the validation error the Ready status says now, if it says one.
+	refusalWritten string
+	state          State
 }
 
 // Due tells whether a signal or a timer asked for a pass.

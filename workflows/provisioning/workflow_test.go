@@ -365,23 +365,45 @@ func TestSuspendPausesUntilResumed(t *testing.T) {
 	h.run(t)
 }
 
-func TestValidationErrorWaitsForASpecChange(t *testing.T) {
+// TestValidationErrorIsCheckedAgainNowAndThen: a refused spec is checked again every
+// recheckInvalidAfter, without writing the same refusal twice, and a refusal that clears
+// without a signal (a remote host cluster's Secret fixed) installs at the next check.
+func TestValidationErrorIsCheckedAgainNowAndThen(t *testing.T) {
 	h := newHarness(t)
-	h.invalid = "spec.components.karmadaAPIServer.serviceType: must be ClusterIP, NodePort or LoadBalancer"
-	h.at(10*time.Hour, func() {
-		assert.Equal(t, []string{"ValidateKarmada"}, h.calls, "no retry loop")
-		require.Len(t, h.status, 1)
+	h.invalid = "spec.hostCluster.secretRef: Secret tenant1/remote, key kubeconfig: users[\"x\"].exec: refused"
+	h.at(10*time.Hour+time.Minute, func() {
+		assert.Len(t, h.calls, int(10*time.Hour/recheckInvalidAfter)+1, "one check at the start and one every %s", recheckInvalidAfter)
+		assert.NotContains(t, h.calls, act.StepGenerateCertificates)
+		require.Len(t, h.status, 1, "the same refusal is written once")
 		assert.Equal(t, operatorv1alpha1.ReasonValidationError, h.status[0].Reason)
 		assert.Equal(t, h.invalid, h.status[0].Message)
 		assert.True(t, h.status[0].Warning, "an event is recorded")
 		assert.False(t, h.status[0].Ready)
 		assert.Equal(t, PhaseInvalid, h.state(t).Phase)
+		h.invalid = "spec.hostCluster.secretRef: Secret tenant1/remote, key kubeconfig: users[\"x\"].tokenFile: refused"
 	})
-	h.signal(11*time.Hour, func() { h.invalid, h.sum.Generation = "", 2 })
-	h.at(12*time.Hour, func() {
+	h.at(10*time.Hour+recheckInvalidAfter+time.Minute, func() {
+		require.Len(t, h.status, 2, "another refusal is written")
+		assert.Equal(t, h.invalid, h.status[1].Message)
+		h.invalid = "" // fixed, without a signal
+	})
+	h.at(10*time.Hour+2*recheckInvalidAfter+time.Minute, func() {
+		assert.Subset(t, h.calls, installSteps, "installed at the next check")
+		assert.Equal(t, PhaseReady, h.state(t).Phase)
+	})
+	h.deleteAt(11 * time.Hour)
+	h.run(t)
+}
+
+// TestValidationErrorClearsAtASpecChange: a spec change is checked at once.
+func TestValidationErrorClearsAtASpecChange(t *testing.T) {
+	h := newHarness(t)
+	h.invalid = "spec.components.karmadaAPIServer.serviceType: must be ClusterIP, NodePort or LoadBalancer"
+	h.signal(time.Minute, func() { h.invalid, h.sum.Generation = "", 2 })
+	h.at(2*time.Minute, func() {
 		assert.Equal(t, append([]string{"ValidateKarmada", "ValidateKarmada"}, installSteps...), h.calls)
 	})
-	h.deleteAt(13 * time.Hour)
+	h.deleteAt(time.Hour)
 	h.run(t)
 }
 
