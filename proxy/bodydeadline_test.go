@@ -60,3 +60,21 @@ func TestSlowBodyEndsWithATimeout(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
+
+// TestRefusalDoesNotWaitForTheBody: a request refused before its body is read (here a bad
+// token) is answered at once over HTTP/1.1, closing the connection, although the body still
+// trickles: net/http would otherwise read on in the body before answering.
+func TestRefusalDoesNotWaitForTheBody(t *testing.T) {
+	s := newReviewServer(t)
+	p := newTestServer(t, s)
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	req, err := http.NewRequest(http.MethodPost, srv.URL+BasePath+"/api/v1/namespaces/default/configmaps", trickle{100 * time.Millisecond})
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer bad-token")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	require.NoError(t, err, "no answer while the body trickles")
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.True(t, resp.Close, "the connection is closed")
+}

@@ -123,7 +123,7 @@ func (s *Server) ServeAs(w http.ResponseWriter, r *http.Request, caller Caller) 
 // logged runs serve and writes the request's line in the access log.
 func (s *Server) logged(w http.ResponseWriter, r *http.Request, serve func(http.ResponseWriter, *access)) {
 	start := time.Now()
-	recorder := &responseRecorder{ResponseWriter: w}
+	recorder := newResponseRecorder(w, r)
 	a := access{verb: RequestVerb(r)}
 	serve(recorder, &a)
 	s.logAccess(r, a, recorder.status, time.Since(start))

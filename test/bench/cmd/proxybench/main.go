@@ -94,7 +94,7 @@ func run(ctx context.Context, pods, rounds, events int, sizes streamSizes, flood
 		},
 		// As mcsbench's, for the token flood's MultiClusterService latency.
 		StarterArgs: []string{"--enable-cluster-health=false", "--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"},
-		ChartValues: []string{"proxy.enabled=true"}, // the proxy's impersonation
+		ChartValues: []string{"proxy.enabled=true", "proxy.tls.existingSecret=proxy-serving"}, // the proxy's impersonation (the chart requires a certificate; the worker is given files)
 	})
 	if err != nil {
 		return err
