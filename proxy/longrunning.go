@@ -29,6 +29,9 @@ func isLongRunning(r *http.Request) bool {
 	if err != nil {
 		return false
 	}
+	if t.Watch || isTrue(r.URL.Query().Get("watch")) {
+		return true // the proxy watches whatever asks to (route), a named object's too
+	}
 	path, err := url.PathUnescape(t.Path)
 	if err != nil {
 		return false
