@@ -35,7 +35,11 @@ func authorizeStream(ctx context.Context, authz authorizer.Authorizer, u user.In
 	if decision == authorizer.DecisionAllow {
 		return true
 	}
-	forbidden := fmt.Errorf("exec, attach and port-forward are authorized as %s: %s", verb, reason)
+	forbidden := fmt.Errorf("User %q cannot %s resource \"proxying/proxy\" in API group %q: exec, attach and port-forward are authorized as %s, over WebSocket too",
+		u.GetName(), verb, searchv1alpha1.GroupName, verb)
+	if reason != "" {
+		forbidden = fmt.Errorf("%w (%s)", forbidden, reason)
+	}
 	if err != nil {
 		forbidden = fmt.Errorf("%w (%v)", forbidden, err)
 	}

@@ -39,7 +39,7 @@ func TestStreamsIntoPodsAreAuthorizedAsCreate(t *testing.T) {
 
 	w := serve(http.MethodGet, "exec", "get")
 	assert.Equal(t, http.StatusForbidden, w.Code, w.Body.String())
-	assert.Contains(t, w.Body.String(), "exec, attach and port-forward are authorized as create")
+	assert.Contains(t, w.Body.String(), `User \"reader\" cannot create resource \"proxying/proxy\" in API group \"search.karmada.io\"`)
 	if assert.Len(t, asked, 1) {
 		a := asked[0]
 		assert.Equal(t, []string{"create", "proxying", "proxy", proxy.Name, "search.karmada.io", "reader"},
