@@ -46,7 +46,7 @@ type Limits struct {
 	MaxRequestsPerCaller int
 	// MaxBufferedBytesPerCaller bounds the request bodies and member answers the requests of
 	// one caller hold at once (429 beyond it while its other requests hold them), so that one
-	// caller cannot take all of MaxBufferedBytes.
+	// caller cannot take all of MaxBufferedBytes (it is at most that).
 	MaxBufferedBytesPerCaller int64
 	// RequestBodyTimeout bounds the time a request other than a long-running one takes to send
 	// its body, from its start: a body not received by then fails the request (504 Timeout),
@@ -116,6 +116,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxBufferedBytesPerCaller <= 0 {
 		l.MaxBufferedBytesPerCaller = DefaultMaxBufferedBytesPerCaller
 	}
+	l.MaxBufferedBytesPerCaller = min(l.MaxBufferedBytesPerCaller, l.MaxBufferedBytes) // one caller may take all, no more
 	if l.RequestBodyTimeout <= 0 {
 		l.RequestBodyTimeout = DefaultRequestBodyTimeout
 	}

@@ -49,7 +49,7 @@ func (l *ProxyLimits) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&l.MaxRequestsInFlight, "proxy-max-requests-inflight", l.MaxRequestsInFlight, "requests the proxy serves at once, long-running ones apart; beyond it a request is answered 429 with Retry-After, as by kube-apiserver's --max-requests-inflight")
 	fs.IntVar(&l.MaxLongRunningRequestsInFlight, "proxy-max-long-running-requests-inflight", l.MaxLongRunningRequestsInFlight, "watches, logs, exec, attach and port-forward sessions the proxy serves at once; beyond it one is answered 429 with Retry-After")
 	fs.IntVar(&l.MaxRequestsPerCaller, "proxy-max-requests-per-caller", l.MaxRequestsPerCaller, "requests the proxy serves at once to one caller (by user name), long-running ones apart; beyond it one is answered 429 with Retry-After, so that no caller takes all of --proxy-max-requests-inflight")
-	fs.Var(bytesValue{&l.MaxBufferedBytesPerCaller}, "proxy-max-buffered-bytes-per-caller", "member answers and request bodies the proxy holds in memory at once for the requests of one caller (by user name); beyond it a request is answered 429 with Retry-After, so that no caller takes all of --proxy-max-buffered-bytes")
+	fs.Var(bytesValue{&l.MaxBufferedBytesPerCaller}, "proxy-max-buffered-bytes-per-caller", "member answers and request bodies the proxy holds in memory at once for the requests of one caller (by user name); beyond it a request is answered 429 with Retry-After, so that no caller takes all of --proxy-max-buffered-bytes (at most that)")
 	fs.DurationVar(&l.RequestBodyTimeout, "proxy-request-body-timeout", l.RequestBodyTimeout, "time a request other than a watch, log, exec, attach or port-forward has, from its start, to send its body; a body not received by then fails the request with 504 Timeout, so that a caller trickling bodies holds its slots no longer")
 	fs.Var(bytesValue{&l.MaxWatchEventBytes}, "proxy-max-watch-event-bytes", "largest event of a member cluster's watch the proxy passes on (e.g. 3Mi); a larger one ends the watch with an ERROR event naming the cluster, instead of being read into memory whole")
 	fs.IntVar(&l.MaxLongRunningRequestsPerCaller, "proxy-max-long-running-requests-per-caller", l.MaxLongRunningRequestsPerCaller, "watches, logs, exec, attach and port-forward sessions the proxy serves at once to one caller (by user name); beyond it one is answered 429 with Retry-After, so that no caller takes all of --proxy-max-long-running-requests-inflight")
@@ -77,10 +77,6 @@ func (l ProxyLimits) validate() []error {
 	}
 	if l.RequestBodyTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--proxy-request-body-timeout must be positive, got %v", l.RequestBodyTimeout))
-	}
-	if l.MaxBufferedBytesPerCaller > l.MaxBufferedBytes {
-		errs = append(errs, fmt.Errorf("--proxy-max-buffered-bytes-per-caller (%d) must not exceed --proxy-max-buffered-bytes (%d)",
-			l.MaxBufferedBytesPerCaller, l.MaxBufferedBytes))
 	}
 	if l.MaxResponseBodyBytes > l.MaxBufferedBytes {
 		errs = append(errs, fmt.Errorf("--proxy-max-response-body-bytes (%d) must not exceed --proxy-max-buffered-bytes (%d): no answer beyond the latter is ever held",

@@ -55,7 +55,6 @@ func TestProxyLimitsValidation(t *testing.T) {
 		"zero long-running per caller": {"--proxy-max-long-running-requests-per-caller=0"},
 		"zero per caller":              {"--proxy-max-requests-per-caller=0"},
 		"zero buffered per caller":     {"--proxy-max-buffered-bytes-per-caller=0"},
-		"per caller beyond all":        {"--proxy-max-buffered-bytes-per-caller=200Mi", "--proxy-max-buffered-bytes=100Mi"},
 		"zero body timeout":            {"--proxy-request-body-timeout=0s"},
 		"zero watch event":             {"--proxy-max-watch-event-bytes=0"},
 		"answer beyond what is held":   {"--proxy-max-response-body-bytes=200Mi", "--proxy-max-buffered-bytes=100Mi"},
