@@ -30,15 +30,18 @@ func (t trickle) Read(p []byte) (int, error) {
 
 // TestSlowBodiesOfOneCallerBlockNoOther: alice sends 12 creates whose bodies trickle a byte a
 // second, each on a connection of its own, to a worker serving 8 requests at once, 4 of them
-// per caller, with a body deadline of 5 s. bob's lists are served all the while; each of
+// per caller, with a body deadline of 5 s. Another caller's lists are served all the while; each of
 // alice's creates ends with 429 (beyond her share, naming the flag) or, for those admitted,
 // 504 Timeout naming --proxy-request-body-timeout; none reaches the control plane whole.
-// Before, alice's bodies held every slot for as long as she liked and bob was answered 429.
+// Before, alice's bodies held every slot for as long as she liked and the other caller was
+// answered 429.
 func TestSlowBodiesOfOneCallerBlockNoOther(t *testing.T) {
 	const slow = 12
 	base := startProxyWorker(t, "worker-slow-bodies", "--proxy-max-requests-inflight=8", "--proxy-max-requests-per-caller=4",
 		"--proxy-request-body-timeout=5s")
 	pods := base + "/api/v1/namespaces/default/pods"
+	newCaller(t, "patient", []string{"get"}, "view")
+	tokens["patient"] = newToken(t, "patient")
 	c := client(t)
 	list := func(caller string) (int, string) {
 		req, err := http.NewRequest(http.MethodGet, pods, nil)
@@ -51,7 +54,7 @@ func TestSlowBodiesOfOneCallerBlockNoOther(t *testing.T) {
 		return resp.StatusCode, string(body)
 	}
 	require.Eventually(t, func() bool {
-		code, _ := list("bob")
+		code, _ := list("patient")
 		return code == http.StatusOK
 	}, time.Minute, 200*time.Millisecond, "the worker does not serve")
 	code, body := list("alice")
@@ -88,11 +91,11 @@ func TestSlowBodiesOfOneCallerBlockNoOther(t *testing.T) {
 			answers <- answer{code: resp.StatusCode, status: s}
 		})
 	}
-	// bob lists while alice's bodies trickle, until every one of them is answered.
+	// The patient caller lists while alice's bodies trickle, until every one of them is answered.
 	done := make(chan struct{})
 	go func() { sending.Wait(); close(done) }()
-	bobCodes := map[int]int{}
-	var bobRefusal string
+	otherCodes := map[int]int{}
+	var otherRefusal string
 	for waiting := true; waiting; {
 		select {
 		case <-done:
@@ -100,10 +103,10 @@ func TestSlowBodiesOfOneCallerBlockNoOther(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("alice's slow creates were not all answered within 30 s")
 		default:
-			code, body := list("bob")
-			bobCodes[code]++
-			if code != http.StatusOK && bobRefusal == "" {
-				bobRefusal = body
+			code, body := list("patient")
+			otherCodes[code]++
+			if code != http.StatusOK && otherRefusal == "" {
+				otherRefusal = body
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -123,8 +126,8 @@ func TestSlowBodiesOfOneCallerBlockNoOther(t *testing.T) {
 			t.Errorf("a slow create was answered %d: %+v", a.code, a.status)
 		}
 	}
-	t.Logf("alice's %d slow creates: %v; bob's lists meanwhile: %v", slow, aliceCodes, bobCodes)
+	t.Logf("alice's %d slow creates: %v; the other caller's lists meanwhile: %v", slow, aliceCodes, otherCodes)
 	assert.NotZero(t, aliceCodes[http.StatusGatewayTimeout], "no slow create was admitted, so none timed out")
-	assert.NotZero(t, bobCodes[http.StatusOK])
-	assert.Equal(t, map[int]int{http.StatusOK: bobCodes[http.StatusOK]}, bobCodes, "bob was refused: %s", bobRefusal)
+	assert.NotZero(t, otherCodes[http.StatusOK])
+	assert.Equal(t, map[int]int{http.StatusOK: otherCodes[http.StatusOK]}, otherCodes, "the other caller was refused: %s", otherRefusal)
 }
