@@ -27,11 +27,24 @@ type access struct {
 type responseRecorder struct {
 	http.ResponseWriter
 	status int
+	// closeOnError: the request came over HTTP/1.x with a body. An error may be answered
+	// before the body is read (a refusal); net/http would then read up to 256 KiB of the body
+	// before answering, to keep the connection, which a caller trickling its body holds for
+	// as long as it likes. Such an answer closes the connection instead.
+	closeOnError bool
+}
+
+func newResponseRecorder(w http.ResponseWriter, r *http.Request) *responseRecorder {
+	return &responseRecorder{ResponseWriter: w,
+		closeOnError: r.ProtoMajor == 1 && r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody}
 }
 
 func (r *responseRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+		if r.closeOnError && code >= http.StatusBadRequest {
+			r.Header().Set("Connection", "close")
+		}
 	}
 	r.ResponseWriter.WriteHeader(code)
 }

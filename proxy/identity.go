@@ -112,6 +112,14 @@ type ReviewOptions struct {
 	// answered 429 with
 	// Retry-After at once; callers whose answers are remembered never wait for it.
 	MaxInFlight int
+	// SourceQPS and SourceBurst bound, per source address, the requests whose token the proxy
+	// does not know good (one the control plane authenticated within the last hour): beyond
+	// them such a request is answered 429 with Retry-After before any review (defaults 10 and
+	// 20). A flood of random tokens from one address then spends that address's budget, not
+	// the review slots a new caller elsewhere needs; known tokens and client certificates are
+	// never counted.
+	SourceQPS   float64
+	SourceBurst int
 }
 
 // Default review options.
@@ -119,6 +127,12 @@ const (
 	DefaultReviewCacheTTL        = 10 * time.Second
 	DefaultReviewFailureCacheTTL = 10 * time.Second
 	DefaultReviewMaxInFlight     = 8
+	// A new caller needs one request with an unknown token (kubectl's discovery and the rest
+	// follow with the token known); 10 a second and 20 at once leave a source's callers, even
+	// many behind one NAT, room to start, while a flood from it costs at most 10 reviews a
+	// second.
+	DefaultReviewSourceQPS   = 10
+	DefaultReviewSourceBurst = 20
 )
 
 func (o ReviewOptions) withDefaults() ReviewOptions {
@@ -131,6 +145,12 @@ func (o ReviewOptions) withDefaults() ReviewOptions {
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = DefaultReviewMaxInFlight
 	}
+	if o.SourceQPS <= 0 {
+		o.SourceQPS = DefaultReviewSourceQPS
+	}
+	if o.SourceBurst <= 0 {
+		o.SourceBurst = DefaultReviewSourceBurst
+	}
 	return o
 }
 
@@ -142,12 +162,15 @@ const reviewTimeout = 30 * time.Second
 // SubjectAccessReview on the control plane. Answers are remembered (k8s.io/apiserver's cached
 // token authenticator for tokens, keyed by an HMAC of the token; an LRU cache for access),
 // concurrent callers waiting for the same answer share one review, and at most MaxInFlight
-// reviews of each kind are in flight.
+// reviews of each kind are in flight. Before a token the proxy does not know good is looked
+// at, its source spends one request of its budget (sources).
 type identities struct {
 	client kubernetes.Interface
 	opts   ReviewOptions
 
-	tokens authenticator.Token
+	tokens   authenticator.Token
+	reviewer *tokenReviewer
+	sources  *sourceLimiter
 
 	accessSlots *semaphore.Weighted
 	allowed     *utilcache.LRUExpireCache
@@ -164,14 +187,16 @@ func newIdentities(client kubernetes.Interface, opts ReviewOptions) *identities 
 		client: client, opts: opts,
 		// Errors (the control plane unreachable, too many reviews in flight) are not cached.
 		tokens:      tokencache.New(reviewer, false, opts.CacheTTL, opts.FailureCacheTTL),
+		reviewer:    reviewer,
+		sources:     newSourceLimiter(opts.SourceQPS, opts.SourceBurst, max(opts.CacheTTL, opts.FailureCacheTTL)),
 		accessSlots: semaphore.NewWeighted(int64(opts.MaxInFlight)),
 		allowed:     utilcache.NewLRUExpireCache(maxCachedAccess),
 	}
 }
 
 // authenticate returns who sent r: the subject of a verified client certificate, or the
-// user a bearer token belongs to. The error is errUnauthenticated, errTooManyReviews, or the
-// TokenReview's failure.
+// user a bearer token belongs to. The error is errUnauthenticated, errTooManyReviews,
+// errTooManyFromSource, or the TokenReview's failure.
 func (id *identities) authenticate(ctx context.Context, r *http.Request) (Caller, error) {
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
 		cert := r.TLS.VerifiedChains[0][0]
@@ -180,6 +205,9 @@ func (id *identities) authenticate(ctx context.Context, r *http.Request) (Caller
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || strings.TrimSpace(token) == "" {
 		return Caller{}, errUnauthenticated
+	}
+	if key := id.reviewer.keyOf(token); !id.reviewer.isKnownKey(key) && !id.sources.allowToken(sourceOf(r), key) {
+		return Caller{}, errTooManyFromSource
 	}
 	resp, ok, err := id.tokens.AuthenticateToken(ctx, token)
 	if err != nil {
@@ -236,13 +264,22 @@ func (t *tokenReviewer) keyOf(token string) string {
 	return string(mac.Sum(nil))
 }
 
+// isKnown tells whether the control plane authenticated token within knownFor.
+func (t *tokenReviewer) isKnown(token string) bool { return t.isKnownKey(t.keyOf(token)) }
+
+// isKnownKey is isKnown of the token whose key is key.
+func (t *tokenReviewer) isKnownKey(key string) bool {
+	_, known := t.known.Get(key)
+	return known
+}
+
 // acquire takes a review slot for token: a free one, else, for a known token, one of those
 // kept for known tokens. release gives it back.
 func (t *tokenReviewer) acquire(token string) (release func(), ok bool) {
 	if t.slots.TryAcquire(1) {
 		return func() { t.slots.Release(1) }, true
 	}
-	if _, known := t.known.Get(t.keyOf(token)); known && t.knownSlots.TryAcquire(1) {
+	if t.isKnown(token) && t.knownSlots.TryAcquire(1) {
 		return func() { t.knownSlots.Release(1) }, true
 	}
 	return nil, false
@@ -357,23 +394,8 @@ func accessKey(c Caller, verb string) string {
 	return b.String()
 }
 
-// writeTooManyReviews answers errTooManyReviews as an API server at its limit of requests in
-// flight does: 429 TooManyRequests with Retry-After.
-func writeTooManyReviews(w http.ResponseWriter) {
-	(&refusal{apierrors.NewTooManyRequests(errTooManyReviews.Error(), retryAfterSeconds)}).write(w)
-}
-
-// verbOf is the authorization verb of an HTTP method.
-func verbOf(method string) string {
-	switch method {
-	case http.MethodPost:
-		return "create"
-	case http.MethodPut:
-		return "update"
-	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		return "delete"
-	}
-	return "get"
+// writeTooManyReviews answers errTooManyReviews or errTooManyFromSource (err) as an API server
+// at its limit of requests in flight does: 429 TooManyRequests with Retry-After.
+func writeTooManyReviews(w http.ResponseWriter, err error) {
+	(&refusal{apierrors.NewTooManyRequests(err.Error(), retryAfterSeconds)}).write(w)
 }

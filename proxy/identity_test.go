@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,9 +27,12 @@ import (
 type reviewServer struct {
 	*httptest.Server
 	tokenReviews, accessReviews atomic.Int64
-	users                       map[string]string // token → user name
-	allowed                     map[string]bool   // user name → may use the proxy
-	fail                        atomic.Bool       // answer reviews 500
+	users                       map[string]string   // token → user name
+	allowed                     map[string]bool     // user name → may use the proxy
+	verbs                       map[string][]string // user name → the only verbs allowed (absent: any)
+	asked                       []string            // "user verb" of each SubjectAccessReview, under mu
+	fail                        atomic.Bool         // answer reviews 500
+	holdUnknownOnly             atomic.Bool         // hold only the reviews of tokens not in users
 
 	mu                     sync.Mutex
 	holdTokens, holdAccess chan struct{} // while not nil, reviews wait for them to close
@@ -36,8 +40,9 @@ type reviewServer struct {
 
 func newReviewServer(t *testing.T) *reviewServer {
 	s := &reviewServer{
-		users:   map[string]string{"alice-token": "alice", "bob-token": "bob", "eve-token": "eve"},
-		allowed: map[string]bool{"alice": true, "bob": true},
+		users:   map[string]string{"alice-token": "alice", "bob-token": "bob", "eve-token": "eve", "reader-token": "reader"},
+		allowed: map[string]bool{"alice": true, "bob": true, "reader": true},
+		verbs:   map[string][]string{"reader": {"get"}},
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(func() {
@@ -52,13 +57,15 @@ func (s *reviewServer) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/apis/authentication.k8s.io/v1/tokenreviews":
 		s.tokenReviews.Add(1)
-		s.wait(func() chan struct{} { return s.holdTokens })
+		var review authenticationv1.TokenReview
+		_ = json.NewDecoder(r.Body).Decode(&review)
+		if _, known := s.users[review.Spec.Token]; !known || !s.holdUnknownOnly.Load() {
+			s.wait(func() chan struct{} { return s.holdTokens })
+		}
 		if s.fail.Load() {
 			http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":500}`, http.StatusInternalServerError)
 			return
 		}
-		var review authenticationv1.TokenReview
-		_ = json.NewDecoder(r.Body).Decode(&review)
 		review.APIVersion, review.Kind = "authentication.k8s.io/v1", "TokenReview"
 		if name, ok := s.users[review.Spec.Token]; ok {
 			review.Status = authenticationv1.TokenReviewStatus{Authenticated: true,
@@ -77,7 +84,11 @@ func (s *reviewServer) serve(w http.ResponseWriter, r *http.Request) {
 		var review authorizationv1.SubjectAccessReview
 		_ = json.NewDecoder(r.Body).Decode(&review)
 		review.APIVersion, review.Kind = "authorization.k8s.io/v1", "SubjectAccessReview"
-		review.Status.Allowed = s.allowed[review.Spec.User]
+		user, verb := review.Spec.User, review.Spec.ResourceAttributes.Verb
+		s.mu.Lock()
+		s.asked = append(s.asked, user+" "+verb)
+		s.mu.Unlock()
+		review.Status.Allowed = s.allowed[user] && (s.verbs[user] == nil || slices.Contains(s.verbs[user], verb))
 		_ = json.NewEncoder(w).Encode(review)
 	default:
 		_, _ = w.Write([]byte(`{}`))

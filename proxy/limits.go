@@ -6,11 +6,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/streaming/pkg/httpstream"
 )
 
 // The proxy's bounds on what one caller can make the worker hold: request bodies, member
@@ -41,6 +40,21 @@ type Limits struct {
 	// sessions of one caller (by user name) served at once (429 beyond it), so that one caller
 	// cannot take all of MaxLongRunningRequestsInFlight.
 	MaxLongRunningRequestsPerCaller int
+	// MaxRequestsPerCaller bounds the requests of one caller (by user name) served at once,
+	// long-running ones apart (429 beyond it), so that one caller cannot take all of
+	// MaxRequestsInFlight.
+	MaxRequestsPerCaller int
+	// MaxBufferedBytesPerCaller bounds the request bodies and member answers the requests of
+	// one caller hold at once (429 beyond it while its other requests hold them), so that one
+	// caller cannot take all of MaxBufferedBytes (it is at most that).
+	MaxBufferedBytesPerCaller int64
+	// RequestBodyTimeout bounds the time a request other than a long-running one takes to send
+	// its body, from its start: a body not received by then fails the request (504 Timeout),
+	// so that a caller trickling a body holds its slots no longer.
+	RequestBodyTimeout time.Duration
+	// MaxWatchEventBytes bounds one event of a member's watch stream: a larger one ends the
+	// watch with an ERROR event naming the cluster, instead of being read into memory whole.
+	MaxWatchEventBytes int64
 }
 
 // The defaults of Limits, which the worker's flags (internal/options) repeat. The worker's
@@ -61,6 +75,20 @@ const (
 	// and a controller one watch per informer, a few dozen for the largest; 100 leaves them
 	// room while one caller takes at most a fifth of DefaultMaxLongRunningRequestsInFlight.
 	DefaultMaxLongRunningRequestsPerCaller = 100
+	// DefaultMaxRequestsPerCaller: a quarter of DefaultMaxRequestsInFlight; kubectl sends one
+	// request at a time, a controller as many as its client's QPS allows (tens).
+	DefaultMaxRequestsPerCaller = 100
+	// DefaultMaxBufferedBytesPerCaller: two members' answers at DefaultMaxResponseBodyBytes,
+	// two thirds of DefaultMaxBufferedBytes, so that others keep a third while one caller
+	// lists big clusters.
+	DefaultMaxBufferedBytesPerCaller = 64 << 20
+	// DefaultRequestBodyTimeout is kube-apiserver's --request-timeout: a body of
+	// DefaultMaxRequestBodyBytes takes far less on any link a caller uses.
+	DefaultRequestBodyTimeout = time.Minute
+	// DefaultMaxWatchEventBytes: etcd keeps objects of up to 1.5 MiB (its default
+	// --max-request-bytes), and a watch event is the object in JSON with its type; twice that
+	// leaves room for encoding (a Table row carries the object and its cells).
+	DefaultMaxWatchEventBytes = 3 << 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -81,6 +109,19 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxLongRunningRequestsPerCaller <= 0 {
 		l.MaxLongRunningRequestsPerCaller = DefaultMaxLongRunningRequestsPerCaller
+	}
+	if l.MaxRequestsPerCaller <= 0 {
+		l.MaxRequestsPerCaller = DefaultMaxRequestsPerCaller
+	}
+	if l.MaxBufferedBytesPerCaller <= 0 {
+		l.MaxBufferedBytesPerCaller = DefaultMaxBufferedBytesPerCaller
+	}
+	l.MaxBufferedBytesPerCaller = min(l.MaxBufferedBytesPerCaller, l.MaxBufferedBytes) // one caller may take all, no more
+	if l.RequestBodyTimeout <= 0 {
+		l.RequestBodyTimeout = DefaultRequestBodyTimeout
+	}
+	if l.MaxWatchEventBytes <= 0 {
+		l.MaxWatchEventBytes = DefaultMaxWatchEventBytes
 	}
 	return l
 }
@@ -103,58 +144,6 @@ func (s slots) take() bool {
 
 func (s slots) give() { <-s }
 
-// callerSlots bound the long-running requests each caller has in flight. The zero value is
-// ready; max is read when a slot is taken.
-type callerSlots struct {
-	mu    sync.Mutex
-	taken map[string]int // by user name; a caller without requests has no entry
-}
-
-func (c *callerSlots) take(name string, max int) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.taken[name] >= max {
-		return false
-	}
-	if c.taken == nil {
-		c.taken = map[string]int{}
-	}
-	c.taken[name]++
-	return true
-}
-
-func (c *callerSlots) give(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.taken[name]--; c.taken[name] <= 0 {
-		delete(c.taken, name)
-	}
-}
-
-// inFlight is the number of long-running requests name has in flight.
-func (c *callerSlots) inFlight(name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.taken[name]
-}
-
-// takeCallerSlot takes one of the caller's slots of long-running requests when the request is
-// one (h.longRunning); when the caller has none left it answers 429 with Retry-After and
-// returns false. release gives the slot back.
-func (s *Server) takeCallerSlot(w http.ResponseWriter, h *hold, caller Caller) (release func(), ok bool) {
-	if !h.longRunning {
-		return func() {}, true
-	}
-	max := s.limits.MaxLongRunningRequestsPerCaller
-	if !s.callerSlots.take(caller.Name, max) {
-		(&refusal{apierrors.NewTooManyRequests(fmt.Sprintf(
-			"user %q has as many long-running requests (watches, logs, exec, attach, port-forward) in flight as one caller may, %d (the proxy's --proxy-max-long-running-requests-per-caller); close some or try again later",
-			caller.Name, max), retryAfterSeconds)}).write(w)
-		return nil, false
-	}
-	return func() { s.callerSlots.give(caller.Name) }, true
-}
-
 // budget bounds the bytes held in memory at once across requests.
 type budget struct {
 	max  int64
@@ -173,20 +162,47 @@ func (b *budget) take(n int64) bool {
 	}
 }
 
-// hold is what one request holds of the budget; it gives it all back when the request ends.
+// hold is what one request holds of the budget, and, once its caller is known
+// (joinCaller), of its caller's; it gives it all back when the request ends.
 type hold struct {
 	budget *budget
 	held   atomic.Int64
 	// longRunning tells, as limited found once, whether the request is a watch, log or stream.
 	longRunning bool
+	// caller is the budget of the request's caller (nil until joinCaller), callerName its
+	// name, callerHeld what the request holds of it.
+	caller     *budget
+	callerName string
+	callerHeld atomic.Int64
+	// bodyTimedOut is set once the request's body was not received in time (deadlineBody).
+	bodyTimedOut atomic.Bool
 }
 
-// take takes n bytes more for the request. It fails with a refusal: 429 while other requests
-// hold the budget, or a too-large error when this request alone would exceed it.
+// joinCaller makes the request take what it holds from now on from its caller's budget too.
+func (h *hold) joinCaller(name string, b *budget) { h.callerName, h.caller = name, b }
+
+// take takes n bytes more for the request, from its caller's budget and the proxy's. It fails
+// with a refusal: 429 while other requests (of the caller, or of all) hold the budget, or a
+// too-large error when this request alone would exceed it.
 func (h *hold) take(n int64) error {
+	if h.caller != nil {
+		if !h.caller.take(n) {
+			if h.callerHeld.Load()+n > h.caller.max {
+				return &refusal{apierrors.NewInternalError(fmt.Errorf(
+					"the answers of this request are larger than the proxy's limit of %d bytes held at once for one caller (--proxy-max-buffered-bytes-per-caller): ask for less, e.g. in pages (limit) or with a selector", h.caller.max))}
+			}
+			return &refusal{apierrors.NewTooManyRequests(fmt.Sprintf(
+				"the proxy holds as many answers in memory at once for user %q as for one caller it may (--proxy-max-buffered-bytes-per-caller); try again later", h.callerName), retryAfterSeconds)}
+		}
+		h.callerHeld.Add(n)
+	}
 	if h.budget.take(n) {
 		h.held.Add(n)
 		return nil
+	}
+	if h.caller != nil {
+		h.caller.used.Add(-n)
+		h.callerHeld.Add(-n)
 	}
 	if h.held.Load()+n > h.budget.max {
 		return &refusal{apierrors.NewInternalError(fmt.Errorf(
@@ -196,7 +212,13 @@ func (h *hold) take(n int64) error {
 		"the proxy holds too many answers in memory at once (--proxy-max-buffered-bytes); try again later", retryAfterSeconds)}
 }
 
-func (h *hold) release() { h.budget.used.Add(-h.held.Swap(0)) }
+// release gives back all the request holds; it may be called again.
+func (h *hold) release() {
+	h.budget.used.Add(-h.held.Swap(0))
+	if h.caller != nil {
+		h.caller.used.Add(-h.callerHeld.Swap(0))
+	}
+}
 
 // refusal is the proxy's own answer to a request it will not serve, as a Kubernetes Status.
 type refusal struct{ status *apierrors.StatusError }
@@ -234,29 +256,10 @@ func asBodyTooLarge(err error) (*refusal, bool) {
 	return nil, false
 }
 
-// isLongRunning tells the requests that last as long as the caller wants: watches, logs,
-// exec, attach, port-forward (and any other upgrade), as kube-apiserver tells them.
-func isLongRunning(r *http.Request) bool {
-	if httpstream.IsUpgradeRequest(r) {
-		return true
-	}
-	t, err := ParsePath(r.URL.EscapedPath())
-	if err != nil {
-		return false
-	}
-	if t.Watch || isTrue(r.URL.Query().Get("watch")) {
-		return true
-	}
-	switch t.Subresource {
-	case "log", "exec", "attach", "portforward", "proxy":
-		return true
-	}
-	return false
-}
-
 // limited serves a request within the limits: it refuses it with 429 when too many requests of
 // its kind are being served and with 413 when its body is declared too large, bounds the
-// body's read, and gives serve the request's hold of the buffer budget.
+// body's size and, but for long-running requests, the time to receive it, and gives serve the
+// request's hold of the buffer budget.
 func (s *Server) limited(w http.ResponseWriter, r *http.Request, serve func(*http.Request, *hold)) {
 	longRunning := isLongRunning(r)
 	pool, kind := s.inFlight, "requests"
@@ -274,10 +277,13 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, serve func(*htt
 		bodyTooLarge(limit).write(w)
 		return
 	}
+	h := &hold{budget: s.budget, longRunning: longRunning}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if !longRunning {
+			r.Body = withBodyDeadline(w, r.Body, s.limits.RequestBodyTimeout, h)
+		}
 	}
-	h := &hold{budget: s.budget, longRunning: longRunning}
 	defer h.release()
 	serve(r, h)
 }

@@ -346,6 +346,7 @@ func TestIsLongRunning(t *testing.T) {
 		"/api/v1/pods?watch=true",
 		"/api/v1/pods?watch=1",
 		"/api/v1/watch/pods",
+		"/api/v1/namespaces/default/pods/web?watch=true", // the proxy watches it (route)
 		"/api/v1/namespaces/default/pods/web/log?follow=true",
 		"/api/v1/namespaces/default/pods/web/exec?command=sh",
 		"/api/v1/namespaces/default/pods/web/attach",

@@ -64,10 +64,13 @@ type Server struct {
 	inFlight    slots
 	longRunning slots
 	budget      *budget
-	// callerSlots bound each caller's long-running requests (limits.go); membership tells
-	// watches when their clusters change (watch.go).
-	callerSlots callerSlots
-	membership  membership
+	// callerSlots and callerRequests bound each caller's long-running and other requests,
+	// callerBytes the bytes its requests hold (callerlimits.go); membership tells watches when
+	// their clusters change (watch.go).
+	callerSlots    callerSlots
+	callerRequests callerSlots
+	callerBytes    callerBudgets
+	membership     membership
 }
 
 // NewServer returns the proxy handler.
@@ -120,8 +123,8 @@ func (s *Server) ServeAs(w http.ResponseWriter, r *http.Request, caller Caller) 
 // logged runs serve and writes the request's line in the access log.
 func (s *Server) logged(w http.ResponseWriter, r *http.Request, serve func(http.ResponseWriter, *access)) {
 	start := time.Now()
-	recorder := &responseRecorder{ResponseWriter: w}
-	a := access{verb: verbOf(r.Method)}
+	recorder := newResponseRecorder(w, r)
+	a := access{verb: RequestVerb(r)}
 	serve(recorder, &a)
 	s.logAccess(r, a, recorder.status, time.Since(start))
 }
@@ -130,8 +133,8 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, serve func(http.
 // when not, it has answered the request.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *access) bool {
 	caller, err := s.identities.authenticate(r.Context(), r)
-	if errors.Is(err, errTooManyReviews) {
-		writeTooManyReviews(w)
+	if errors.Is(err, errTooManyReviews) || errors.Is(err, errTooManyFromSource) {
+		writeTooManyReviews(w, err)
 		return false
 	}
 	if err != nil {
@@ -142,7 +145,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *access) bool {
 	allowed, err := s.identities.authorize(r.Context(), caller, a.verb)
 	switch {
 	case errors.Is(err, errTooManyReviews):
-		writeTooManyReviews(w)
+		writeTooManyReviews(w, err)
 		return false
 	case err != nil:
 		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "authorizing the request: "+err.Error())
@@ -157,7 +160,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a *access) bool {
 
 // route sends a.caller's request where its path leads, recording in a where it went.
 func (s *Server) route(w http.ResponseWriter, r *http.Request, a *access, h *hold) {
-	release, ok := s.takeCallerSlot(w, h, a.caller)
+	release, ok := s.takeCallerShare(w, h, a.caller)
 	if !ok {
 		return
 	}
@@ -264,6 +267,10 @@ func (s *Server) pass(req *request, cfg *rest.Config, name string, as Caller) {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if tooLarge, ok := asBodyTooLarge(err); ok {
 				tooLarge.write(w) // the caller's body went past the limit while it was passed on
+				return
+			}
+			if req.hold.bodyTimedOut.Load() {
+				bodyTimeout(s.limits.RequestBodyTimeout).write(w) // the caller's body did not arrive in time
 				return
 			}
 			if errors.Is(err, context.Canceled) {

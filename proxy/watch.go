@@ -184,10 +184,10 @@ func (s *Server) watch(req *request, placements []Placement) {
 		}
 		bodies = append(bodies, resp)
 		go func(cluster string, resp *http.Response) {
-			dec := json.NewDecoder(resp.Body)
+			dec := newEventDecoder(resp.Body, cluster, s.limits.MaxWatchEventBytes)
 			for {
 				var e event
-				err := dec.Decode(&e)
+				err := dec.decode(&e)
 				if err != nil {
 					select {
 					case events <- event{cluster: cluster, end: err}:
@@ -228,6 +228,11 @@ func (s *Server) watch(req *request, placements []Placement) {
 		case <-changed:
 			return // clusters joined or left: the client watches again
 		case e := <-events:
+			if tooLarge, ok := e.end.(*eventTooLarge); ok {
+				s.cfg.Logger.Warn("a member's watch event is over the limit", zap.String("cluster", e.cluster), zap.Int64("limit", tooLarge.limit))
+				_ = writeEvent(req.w, tooLarge.errorEvent())
+				return
+			}
 			if e.end != nil {
 				return
 			}

@@ -38,6 +38,7 @@ func serveProxy(ctx context.Context, deps dependencies) error {
 		return serveSearchAPI(ctx, deps)
 	}
 	opts, logger := deps.Options, deps.Logger.Named("proxy")
+	warnSelfSigned(opts.ProxySelfSignedCertificate, logger)
 	tlsConfig, err := proxyTLS(opts.ProxyTLSCertFile, opts.ProxyTLSKeyFile, opts.ProxyClientCAFile)
 	if err != nil {
 		return err
@@ -57,8 +58,12 @@ func serveProxy(ctx context.Context, deps dependencies) error {
 	if err != nil {
 		return fmt.Errorf("proxy: listening on %s: %w", opts.ProxyBindAddress, err)
 	}
-	server := &http.Server{Handler: handler, TLSConfig: tlsConfig, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: zap.NewStdLog(logger)}
+	// Headers must arrive within ReadHeaderTimeout, and a connection idle (no request in
+	// flight) for IdleTimeout is closed; a request's body has the proxy's own deadline
+	// (--proxy-request-body-timeout), which watches and streams do not. No ReadTimeout: it
+	// would end every watch and exec session.
+	server := &http.Server{Handler: handler, TLSConfig: tlsConfig, ReadHeaderTimeout: proxyReadHeaderTimeout,
+		IdleTimeout: proxyIdleTimeout, ErrorLog: zap.NewStdLog(logger)}
 	logger.Info("serving the global resource proxy", zap.String("url", "https://"+listener.Addr().String()+proxy.BasePath))
 	served := make(chan error, 1)
 	go func() { served <- server.ServeTLS(listener, "", "") }()
@@ -76,11 +81,19 @@ func serveProxy(ctx context.Context, deps dependencies) error {
 	}
 }
 
+// The proxy server's own timeouts: headers in 10 s (as before), and 90 s of idleness (as
+// net/http's and kube-apiserver's HTTP/2 idle connections).
+const (
+	proxyReadHeaderTimeout = 10 * time.Second
+	proxyIdleTimeout       = 90 * time.Second
+)
+
 // serveSearchAPI serves the proxy and ResourceRegistries as the search.karmada.io API server
 // until ctx is done. The proxy reads ResourceRegistries from the server itself, and Clusters
 // from the control plane; it answers 503 until it has read both.
 func serveSearchAPI(ctx context.Context, deps dependencies) error {
 	opts, logger := deps.Options, deps.Logger.Named("proxy")
+	warnSelfSigned(opts.ProxySelfSignedCertificate, logger)
 	var view proxyView
 	handler, err := newProxy(deps, &view)
 	if err != nil {
@@ -150,13 +163,14 @@ func newProxy(deps dependencies, view *proxyView) (*proxy.Server, error) {
 	return proxy.NewServer(proxy.Config{
 		ControlPlane: deps.ControlPlane.Config,
 		Auth:         auth,
-		Reviews:      proxy.ReviewOptions{CacheTTL: pa.CacheTTL, FailureCacheTTL: pa.FailureCacheTTL, MaxInFlight: pa.MaxInFlight},
-		Member:       deps.Members.Impersonator,
-		State:        view.state,
-		Kind:         kindMapper(deps.ControlPlane.Kube.Discovery()),
-		Timeout:      deps.Options.ProxyRequestTimeout,
-		Limits:       proxy.Limits(deps.Options.ProxyLimits), // the same fields
-		Logger:       deps.Logger.Named("proxy"),
+		Reviews: proxy.ReviewOptions{CacheTTL: pa.CacheTTL, FailureCacheTTL: pa.FailureCacheTTL, MaxInFlight: pa.MaxInFlight,
+			SourceQPS: pa.SourceQPS, SourceBurst: pa.SourceBurst},
+		Member:  deps.Members.Impersonator,
+		State:   view.state,
+		Kind:    kindMapper(deps.ControlPlane.Kube.Discovery()),
+		Timeout: deps.Options.ProxyRequestTimeout,
+		Limits:  proxy.Limits(deps.Options.ProxyLimits), // the same fields
+		Logger:  deps.Logger.Named("proxy"),
 
 		ServiceAccounts: proxy.ServiceAccountIdentity(deps.Options.ProxyServiceAccountIdentity),
 	}), nil
@@ -193,8 +207,16 @@ func kindMapper(client discovery.DiscoveryInterface) func(schema.GroupVersionRes
 	}
 }
 
-// proxyTLS is the proxy's TLS configuration: the given certificate or a self-signed one, and
-// client certificates of caFile as identities when it is set.
+// warnSelfSigned says, when selfSigned, what serving a self-signed certificate costs.
+func warnSelfSigned(selfSigned bool, logger *zap.Logger) {
+	if selfSigned {
+		logger.Warn("the proxy serves a self-signed certificate made at start (--proxy-self-signed-certificate): no caller can verify it, and a caller that skips verification sends its token to whoever answers; for local development only")
+	}
+}
+
+// proxyTLS is the proxy's TLS configuration: the given certificate or, without one (options
+// allow that only with --proxy-self-signed-certificate), a self-signed one, and client
+// certificates of caFile as identities when it is set.
 func proxyTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
 	var cert tls.Certificate
 	var err error

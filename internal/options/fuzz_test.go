@@ -18,7 +18,7 @@ import (
 // each time, and options accepted hold what the components rely on.
 func FuzzParse(f *testing.F) {
 	f.Add(true, "", "", "")
-	f.Add(true, "--enable-proxy\n--proxy-max-request-body-bytes=3Mi\n--proxy-max-response-body-bytes=64Mi\n--proxy-max-buffered-bytes=1Gi", "", "")
+	f.Add(true, "--enable-proxy\n--proxy-self-signed-certificate\n--proxy-max-request-body-bytes=3Mi\n--proxy-max-response-body-bytes=64Mi\n--proxy-max-buffered-bytes=1Gi", "", "")
 	f.Add(true, "--enable-proxy\n--proxy-max-requests-inflight=0\n--proxy-auth-qps=-1\n--proxy-bind-address=:10443", "KARMADAFLOW_PROXY_MAX_BUFFERED_BYTES", "1e3")
 	f.Add(true, "--crd-tarball-url=https://mirror.example.com/{{.Version}}/crds.tar.gz\n--crd-tarball-token-secret=ns/name\n--enable-provisioning\n--provisioning-selector=tier in (a,b)", "", "")
 	f.Add(true, "--crd-tarball-url=ftp://x\n--crd-tarball-token-secret=a/b/c\n--provisioning-selector=!!", "", "")

@@ -130,14 +130,16 @@ type Options struct {
 	// (naming.PullTaskQueue) for the activities that need the member, and nothing else.
 	Cluster string
 
-	// Global resource proxy (worker): served when EnableProxy, over TLS. Without a certificate
-	// file the proxy serves a self-signed certificate made at start.
-	EnableProxy         bool
-	ProxyBindAddress    string
-	ProxyTLSCertFile    string
-	ProxyTLSKeyFile     string
-	ProxyClientCAFile   string        // CA of client certificates accepted as identities; empty: tokens only
-	ProxyRequestTimeout time.Duration // bounds each request to a member, except watches
+	// Global resource proxy (worker): served when EnableProxy, over TLS with the certificate
+	// of ProxyTLSCertFile, or, only when ProxySelfSignedCertificate asks for it (local
+	// development), a self-signed one made at start that no caller can verify.
+	EnableProxy                bool
+	ProxyBindAddress           string
+	ProxyTLSCertFile           string
+	ProxyTLSKeyFile            string
+	ProxySelfSignedCertificate bool
+	ProxyClientCAFile          string        // CA of client certificates accepted as identities; empty: tokens only
+	ProxyRequestTimeout        time.Duration // bounds each request to a member, except watches
 	// ProxyLimits bound request bodies, member answers held in memory and requests in flight.
 	ProxyLimits ProxyLimits
 	// ProxyServiceAccountIdentity is who a control-plane ServiceAccount caller is in members:
@@ -208,6 +210,8 @@ type ProxyAuth struct {
 	MaxInFlight     int           // TokenReviews, and apart from them SubjectAccessReviews, in flight; beyond: 429
 	CacheTTL        time.Duration // how long a token's user, and an allowing review, are remembered
 	FailureCacheTTL time.Duration // how long a token not authenticated, and a denying review, are remembered
+	SourceQPS       float64       // tokens not known good looked at per second from one address; beyond: 429
+	SourceBurst     int           // burst of SourceQPS
 }
 
 // Default returns the options of component before flags and environment are applied.
@@ -259,7 +263,8 @@ func Default(component Component) *Options {
 
 		ClusterFailureThreshold: 30 * time.Second,
 
-		ProxyAuth: ProxyAuth{QPS: 20, Burst: 40, MaxInFlight: 8, CacheTTL: 10 * time.Second, FailureCacheTTL: 10 * time.Second},
+		ProxyAuth: ProxyAuth{QPS: 20, Burst: 40, MaxInFlight: 8, CacheTTL: 10 * time.Second, FailureCacheTTL: 10 * time.Second,
+			SourceQPS: 10, SourceBurst: 20},
 	}
 	if component == Starter {
 		o.MetricsBindAddress = "127.0.0.1:9091"

@@ -76,6 +76,12 @@ func (o *Options) Validate() error {
 		if (o.ProxyTLSCertFile == "") != (o.ProxyTLSKeyFile == "") {
 			errs = append(errs, errors.New("--proxy-tls-cert-file and --proxy-tls-key-file go together"))
 		}
+		switch {
+		case o.ProxyTLSCertFile == "" && !o.ProxySelfSignedCertificate:
+			errs = append(errs, errors.New("--enable-proxy needs a serving certificate its callers can verify before they send their tokens: --proxy-tls-cert-file and --proxy-tls-key-file (or, for local development only, --proxy-self-signed-certificate)"))
+		case o.ProxyTLSCertFile != "" && o.ProxySelfSignedCertificate:
+			errs = append(errs, errors.New("--proxy-self-signed-certificate and --proxy-tls-cert-file exclude each other"))
+		}
 		if o.ProxyRequestTimeout <= 0 {
 			errs = append(errs, fmt.Errorf("--proxy-request-timeout must be positive, got %v", o.ProxyRequestTimeout))
 		}
@@ -90,6 +96,9 @@ func (o *Options) Validate() error {
 		}
 		if pa.CacheTTL <= 0 || pa.FailureCacheTTL <= 0 {
 			errs = append(errs, fmt.Errorf("--proxy-auth-cache-ttl (%v) and --proxy-auth-failure-cache-ttl (%v) must be positive", pa.CacheTTL, pa.FailureCacheTTL))
+		}
+		if !(pa.SourceQPS > 0) || pa.SourceBurst <= 0 {
+			errs = append(errs, fmt.Errorf("--proxy-auth-source-qps (%v) and --proxy-auth-source-burst (%d) must be positive", pa.SourceQPS, pa.SourceBurst))
 		}
 	}
 	if o.ServeSearchAPI {

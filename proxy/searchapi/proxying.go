@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -22,6 +23,9 @@ type proxyingREST struct {
 	// ready is set once the proxy knows the ResourceRegistries and Clusters; before that it
 	// answers 503 rather than route with an empty view.
 	ready *atomic.Bool
+	// authz is the server's authorizer, asked again for the streams into pods that the
+	// server's own check authorized as get (authorizeStream).
+	authz authorizer.Authorizer
 }
 
 var (
@@ -61,6 +65,8 @@ func (p *proxyingREST) Connect(ctx context.Context, name string, _ runtime.Objec
 	}
 	caller := proxy.Caller{Name: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: u.GetExtra()}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.proxy.ServeAs(w, r, caller)
+		if authorizeStream(ctx, p.authz, u, w, r) {
+			p.proxy.ServeAs(w, r, caller)
+		}
 	}), nil
 }

@@ -82,7 +82,7 @@ func New(o Options, p *proxy.Server) (*Server, error) {
 	group.VersionedResourcesStorageMap[searchv1alpha1.GroupVersion.Version] = map[string]rest.Storage{
 		searchv1alpha1.ResourceResourceRegistry:             registries,
 		searchv1alpha1.ResourceResourceRegistry + "/status": status,
-		"proxying": &proxyingREST{proxy: p, ready: ready},
+		"proxying": &proxyingREST{proxy: p, ready: ready, authz: config.Authorization.Authorizer},
 	}
 	if err := server.InstallAPIGroup(&group); err != nil {
 		return nil, err

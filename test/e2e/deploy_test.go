@@ -91,7 +91,9 @@ func TestDeployChartAppliesOnServer(t *testing.T) {
 			check: func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				requireObjects(t, objects, "Service/karmadaflow-proxy")
 				assert.Subset(t, args(t, objects["Deployment/karmadaflow-worker"]),
-					[]string{"--enable-proxy", "--proxy-tls-cert-file=/etc/karmadaflow/proxy-tls/tls.crt"})
+					[]string{"--enable-proxy", "--proxy-tls-cert-file=/etc/karmadaflow/proxy-tls/tls.crt",
+						"--proxy-auth-source-qps=10", "--proxy-auth-source-burst=20"})
+				assert.NotContains(t, args(t, objects["Deployment/karmadaflow-worker"]), "--proxy-self-signed-certificate")
 			},
 		},
 		{
@@ -112,7 +114,7 @@ func TestDeployChartAppliesOnServer(t *testing.T) {
 		},
 		{
 			name: "standalone host with the search API", cluster: testEnv.Host,
-			values: []string{"target=host", "mode=standalone", "proxy.enabled=true", "proxy.searchAPI.enabled=true",
+			values: []string{"target=host", "mode=standalone", "proxy.enabled=true", "proxy.tls.existingSecret=proxy-serving", "proxy.searchAPI.enabled=true",
 				"proxy.searchAPI.etcd.servers=https://etcd:2379", "proxy.searchAPI.etcd.existingSecret=search-etcd"},
 			check: func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				assert.Subset(t, args(t, objects["Deployment/karmadaflow-worker"]), []string{"--enable-proxy", "--serve-search-api",
@@ -203,11 +205,12 @@ func TestDeployChartLints(t *testing.T) {
 	for values, want := range map[string]string{
 		"mode=beside":    "mode must be standalone or besideKarmada",
 		"target=members": "target must be host or controlPlane",
-		"mode=besideKarmada,provisioning.enabled=true":                        "provisioning.selector is required",
-		"temporal.tls.existingSecret=t,temporal.tls.keyKey=":                  "temporal.tls.keyKey",
-		"proxy.searchAPI.enabled=true":                                        "proxy.searchAPI.enabled needs proxy.enabled",
-		"proxy.enabled=true,proxy.searchAPI.enabled=true":                     "proxy.searchAPI.etcd.servers is required",
-		"target=controlPlane,proxy.enabled=true,proxy.searchAPI.enabled=true": "proxy.searchAPI.caBundle is required",
+		"mode=besideKarmada,provisioning.enabled=true":                               "provisioning.selector is required",
+		"temporal.tls.existingSecret=t,temporal.tls.keyKey=":                         "temporal.tls.keyKey",
+		"proxy.searchAPI.enabled=true":                                               "proxy.searchAPI.enabled needs proxy.enabled",
+		"proxy.enabled=true,proxy.tls.existingSecret=s,proxy.searchAPI.enabled=true": "proxy.searchAPI.etcd.servers is required",
+		"proxy.enabled=true":                                                         "proxy.tls.existingSecret is required with proxy.enabled: a kubernetes.io/tls Secret with the proxy's serving certificate",
+		"target=controlPlane,proxy.enabled=true,proxy.searchAPI.enabled=true":        "proxy.searchAPI.caBundle is required",
 	} {
 		out, err := exec.Command(helm, "template", "karmadaflow", filepath.Join(repo, chart), "--set", values).CombinedOutput()
 		require.Error(t, err, "helm template --set %s rendered:\n%s", values, out)

@@ -69,7 +69,7 @@ func run(m *testing.M) int {
 			"--proxy-request-timeout", "5s",
 		},
 		StarterArgs: []string{"--enable-cluster-health=false"},
-		ChartValues: []string{"proxy.enabled=true"}, // the proxy's impersonation
+		ChartValues: []string{"proxy.enabled=true", "proxy.tls.existingSecret=proxy-serving"}, // the proxy's impersonation (the chart requires a certificate; the worker is given files)
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

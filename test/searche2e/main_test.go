@@ -82,7 +82,7 @@ func run(m *testing.M) int {
 	}
 	proxy, proxyCA = files.URL, files.CAFile
 	_, port, _ := net.SplitHostPort(address)
-	chart := []string{"proxy.enabled=true", "proxy.searchAPI.enabled=true", "proxy.searchAPI.etcd.servers=" + e.EtcdURL(),
+	chart := []string{"proxy.enabled=true", "proxy.tls.existingSecret=proxy-serving", "proxy.searchAPI.enabled=true", "proxy.searchAPI.etcd.servers=" + e.EtcdURL(),
 		"file:proxy.searchAPI.caBundle=" + files.CAFile}
 	// Of the two workers on the task queue, the first serves the search API.
 	svc, err = service.Start(ctx, e, service.Options{

@@ -28,7 +28,7 @@ const callerNamespace = "search-e2e"
 
 // The callers, ServiceAccounts of the control plane: alice may use the proxy and view and
 // exec in member1; bob may use the proxy but do nothing in member1; eve may not use the
-// proxy. quickStart holds each one's kubeconfig made as the seed's quick start says: the
+// proxy; reader may only get through the proxy (proxying/proxy), and view and exec in member1. quickStart holds each one's kubeconfig made as the seed's quick start says: the
 // control plane's kubeconfig with the proxy path appended to its server URL. directURL holds
 // the same with the worker's own URL.
 var quickStart, directURL = map[string]string{}, map[string]string{}
@@ -53,14 +53,26 @@ func setUp(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	for _, name := range []string{"alice", "bob", "eve"} {
+	if err := create(func() error {
+		_, err := cp.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "proxy-reader"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"search.karmada.io"}, Resources: []string{"proxying/proxy"}, Verbs: []string{"get"}}},
+		}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := bind(ctx, testEnv.ControlPlane, "reader-proxy", "proxy-reader", "reader"); err != nil {
+		return err
+	}
+	for _, name := range []string{"alice", "bob", "eve", "reader"} {
 		if err := create(func() error {
 			_, err := cp.CoreV1().ServiceAccounts(callerNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 			return err
 		}); err != nil {
 			return err
 		}
-		if name != "eve" {
+		if name == "alice" || name == "bob" {
 			if err := bind(ctx, testEnv.ControlPlane, name+"-proxy", "proxy-user", name); err != nil {
 				return err
 			}
@@ -100,6 +112,12 @@ func setUp(ctx context.Context) error {
 		return err
 	}
 	if err := bind(ctx, member1, "alice-exec", "pod-exec", "alice"); err != nil {
+		return err
+	}
+	if err := bind(ctx, member1, "reader-view", "view", "reader"); err != nil {
+		return err
+	}
+	if err := bind(ctx, member1, "reader-exec", "pod-exec", "reader"); err != nil {
 		return err
 	}
 	if err := create(func() error {

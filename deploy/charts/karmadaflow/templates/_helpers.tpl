@@ -132,6 +132,14 @@ capabilities:
   drop: ["ALL"]
 {{- end }}
 
+{{/* Fails when the worker would serve the proxy without a serving certificate its callers can
+verify: they send bearer tokens over that connection. */}}
+{{- define "karmadaflow.checkProxyTLS" -}}
+{{- if and .Values.proxy.enabled (not .Values.proxy.tls.existingSecret) }}
+{{- fail "proxy.tls.existingSecret is required with proxy.enabled: a kubernetes.io/tls Secret with the proxy's serving certificate, which callers verify before they send their bearer tokens (with cert-manager, the Secret of a Certificate for karmadaflow-proxy.<namespace>.svc)" }}
+{{- end }}
+{{- end }}
+
 {{/* Whether the proxy is served as the search.karmada.io API; fails when it cannot be. */}}
 {{- define "karmadaflow.searchAPI" -}}
 {{- $s := .Values.proxy.searchAPI }}

@@ -4,11 +4,13 @@
 // events through the proxy against a direct watch, and exec and port-forward of a member pod
 // through the proxy against the member directly (round trips and throughput), and the
 // MultiClusterService latency and a known caller's latency without and during a flood of bad
-// bearer tokens (flood.go). It prints a Markdown report and writes it to
+// bearer tokens (flood.go), and the first request of callers new to the proxy without and during
+// a flood from another source address (newcallers.go). It prints a Markdown report and writes it to
 // .bench/proxy-report.md; it asserts nothing.
 //
 //	go run ./test/bench/cmd/proxybench
-//	go run ./test/bench/cmd/proxybench -flood-only   # the token flood alone
+//	go run ./test/bench/cmd/proxybench -flood-only         # the token flood alone
+//	go run ./test/bench/cmd/proxybench -new-callers-only   # new callers during a flood from one source
 package main
 
 import (
@@ -57,20 +59,31 @@ func main() {
 	flag.IntVar(&flood.updates, "flood-updates", 200, "EndpointSlice changes measured in each token-flood phase")
 	flag.DurationVar(&flood.interval, "flood-interval", 100*time.Millisecond, "time between two EndpointSlice changes of the token flood")
 	floodOnly := flag.Bool("flood-only", false, "measure the token flood alone: no pods, lists, watches or streams")
+	newCallers := flag.Int("new-callers", 50, "callers new to the proxy measured in each phase of the flood from one source")
+	newCallersOnly := flag.Bool("new-callers-only", false, "measure the new callers during a flood from one source alone")
 	flag.Parse()
 	sizes.bytes = *mib << 20
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if *floodOnly {
+	if *floodOnly || *newCallersOnly {
 		*pods = 0
 	}
-	if err := run(ctx, *pods, *rounds, *events, sizes, flood, *floodOnly); err != nil {
+	only := ""
+	switch {
+	case *newCallersOnly:
+		only = "new-callers"
+	case *floodOnly:
+		only = "flood"
+	}
+	if err := run(ctx, *pods, *rounds, *events, sizes, flood, *newCallers, only); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, pods, rounds, events int, sizes streamSizes, flood floodOptions, floodOnly bool) error {
+// run measures everything, or only the token flood (only "flood") or the new callers during a
+// flood from one source (only "new-callers").
+func run(ctx context.Context, pods, rounds, events int, sizes streamSizes, flood floodOptions, newCallers int, only string) error {
 	runStart := time.Now()
 	machine := fmt.Sprintf("Started %s on %d CPUs, load average %s; processes of other environments or tests: %s.",
 		runStart.Format(time.RFC3339), runtime.NumCPU(), bench.LoadAverage(), bench.ForeignProcesses())
@@ -94,7 +107,7 @@ func run(ctx context.Context, pods, rounds, events int, sizes streamSizes, flood
 		},
 		// As mcsbench's, for the token flood's MultiClusterService latency.
 		StarterArgs: []string{"--enable-cluster-health=false", "--trigger-workers", "16", "--kube-api-qps", "500", "--kube-api-burst", "1000"},
-		ChartValues: []string{"proxy.enabled=true"}, // the proxy's impersonation
+		ChartValues: []string{"proxy.enabled=true", "proxy.tls.existingSecret=proxy-serving"}, // the proxy's impersonation (the chart requires a certificate; the worker is given files)
 	})
 	if err != nil {
 		return err
@@ -141,18 +154,25 @@ func run(ctx context.Context, pods, rounds, events int, sizes streamSizes, flood
 
 	var report strings.Builder
 	fmt.Fprintf(&report, "# karmadaflow proxy benchmark\n\n%s\n", machine)
-	if !floodOnly {
+	if only == "" {
 		if err := measureProxy(ctx, &report, proxied[0], single, proxyConfig, proxyClient, through, pods, rounds, events, sizes); err != nil {
 			return err
 		}
 	}
-	b, err := bench.New(e, svc, log.Printf)
-	if err != nil {
-		return err
+	if only != "new-callers" {
+		b, err := bench.New(e, svc, log.Printf)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		if err := measureTokenFlood(ctx, &report, b, files.URL, proxyTLS, proxyConfig.BearerToken, flood); err != nil {
+			return err
+		}
 	}
-	defer b.Close()
-	if err := measureTokenFlood(ctx, &report, b, files.URL, proxyTLS, proxyConfig.BearerToken, flood); err != nil {
-		return err
+	if only != "flood" {
+		if err := measureNewCallers(ctx, &report, e, files.URL, proxyTLS, flood.rate, newCallers); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(&report, "\nRun took %s; load average %s at the end.\n", bench.FormatDuration(time.Since(runStart)), bench.LoadAverage())
 
