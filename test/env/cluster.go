@@ -337,8 +337,11 @@ func (c *Cluster) controllerManagerArgs() []string {
 		"-persistentvolume-expander-controller,-cloud-node-lifecycle-controller,-ttl-controller," +
 		"-service-lb-controller,-node-route-controller"
 	if c.Role == RoleControlPlane {
-		// No nodes or pods in the control plane: only what keeps namespaces and owners tidy.
-		controllers = "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller"
+		// No nodes or pods in the control plane: only what keeps namespaces and owners tidy, and
+		// the quota controller, without which a ResourceQuota (the chart's on a Pull cluster's
+		// execution namespace) bounds nothing: its admission enforces only what it counted.
+		controllers = "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller," +
+			"resourcequota-controller"
 	}
 	return []string{
 		"--kubeconfig=" + c.Kubeconfig,

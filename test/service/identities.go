@@ -42,12 +42,17 @@ var chartKinds = map[string]schema.GroupVersionResource{
 	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 	"Service":            {Version: "v1", Resource: "services"},
 	"APIService":         {Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"},
+	"ResourceQuota":      {Version: "v1", Resource: "resourcequotas"},
 }
 
 // identityKinds are the kinds of the chart that make up an identity: what the worker and the
 // starter are, and what they may do. The rest of the chart (Deployments, the bootstrap Job,
 // CRDs) is not needed to run the binaries here.
 var identityKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+
+// AgentControlPlaneKinds are the kinds of what the chart's controlPlane target gives the agents
+// of Pull clusters: their identities and the quota of their execution namespaces.
+var AgentControlPlaneKinds = append(slices.Clone(identityKinds), "ResourceQuota")
 
 // kubeconfigs are the kubeconfig files one component runs with.
 type kubeconfigs struct{ host, karmada string }
@@ -187,14 +192,16 @@ func writeTokenKubeconfig(ctx context.Context, cluster *env.Cluster, account, pa
 
 // StartAgent runs the agent of the Pull cluster member (worker --cluster) as the chart installs
 // it: the chart's agent identity in the member (target member) and in the control plane
-// (agent.pullClusters), each a kubeconfig with a token of its ServiceAccount, and waits until
-// it is ready. Its instance is "worker-agent-<cluster>", for Kill and StopInstance.
+// (agent.pullClusters, with the quota of its execution namespace), each a kubeconfig with a
+// token of its ServiceAccount, and no Temporal setting; it waits until the agent is ready. Its
+// instance is "worker-agent-<cluster>", for Kill and StopInstance.
 func (s *Service) StartAgent(ctx context.Context, member *env.Cluster) error {
 	dir := filepath.Join(s.env.Dir, "identities")
 	if err := ApplyChartIdentities(ctx, member, append([]string{"target=member", "agent.cluster=" + member.Name}, s.opts.ChartValues...)); err != nil {
 		return err
 	}
-	if err := ApplyChartIdentities(ctx, s.env.ControlPlane, append([]string{"target=controlPlane", "agent.pullClusters={" + member.Name + "}"}, s.opts.ChartValues...)); err != nil {
+	if err := ApplyChartObjects(ctx, s.env.ControlPlane, append([]string{"target=controlPlane", "agent.pullClusters={" + member.Name + "}"}, s.opts.ChartValues...),
+		AgentControlPlaneKinds...); err != nil {
 		return err
 	}
 	memberKubeconfig := filepath.Join(dir, "agent-"+member.Name+"-member.kubeconfig")
@@ -210,4 +217,10 @@ func (s *Service) StartAgent(ctx context.Context, member *env.Cluster) error {
 }
 
 // AgentInstance is the instance name of the agent of a Pull cluster.
-func AgentInstance(cluster string) string { return "worker-agent-" + cluster }
+func AgentInstance(cluster string) string { return agentInstancePrefix + cluster }
+
+// agentInstancePrefix begins the instance name of every agent.
+const agentInstancePrefix = "worker-agent-"
+
+// isAgent tells whether an instance is the agent of a Pull cluster.
+func isAgent(instance string) bool { return strings.HasPrefix(instance, agentInstancePrefix) }
