@@ -31,7 +31,7 @@ const (
 	agentKubeconfigSecret    = "karmadaflow-agent-karmada-kubeconfig"
 	agentControlPlaneAccount = "karmadaflow-agent-" + agentCluster
 	// agentWorkQuota is the ResourceQuota of a Pull cluster's execution namespace.
-	agentWorkQuota = "karmadaflow-agent-works"
+	agentWorkQuota = service.AgentWorkQuota
 )
 
 // TestAgentChartRendersOnlyTheAgent renders the chart for a member cluster in Pull mode

@@ -135,7 +135,7 @@ func TestHostileAgentReachesOnlyItsOwnCluster(t *testing.T) {
 	require.Len(t, list.Items, 1)
 
 	// Works in its own namespace up to the quota, and no more.
-	waitForQuotaStatus(ctx, t, admin, ownNamespace, agentWorkQuota)
+	require.NoError(t, service.WaitForQuotaCounted(ctx, admin, ownNamespace, agentWorkQuota))
 	ownWorks := agent.dynamic.Resource(kube.Works).Namespace(ownNamespace)
 	for i := range hostileQuotaRoom {
 		name := fmt.Sprintf("hostile-agent-%d", i)
@@ -195,25 +195,4 @@ func createWork(ctx context.Context, t *testing.T, client dynamic.Interface, nam
 	w, err := client.Resource(kube.Works).Namespace(namespace).Create(ctx, workObject(namespace, name), metav1.CreateOptions{})
 	require.NoError(t, err)
 	return w
-}
-
-// waitForQuotaStatus waits until the quota controller has counted what the ResourceQuota
-// bounds: until then the quota admission plugin enforces nothing.
-func waitForQuotaStatus(ctx context.Context, t *testing.T, cluster *env.Cluster, namespace, name string) {
-	t.Helper()
-	eventually(t, 60*time.Second, func() error {
-		q, err := cluster.Client().CoreV1().ResourceQuotas(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		for resource := range q.Spec.Hard {
-			if _, ok := q.Status.Used[resource]; !ok {
-				return fmt.Errorf("quota %s/%s: %s not counted yet", namespace, name, resource)
-			}
-		}
-		if len(q.Spec.Hard) == 0 {
-			return fmt.Errorf("quota %s/%s bounds nothing", namespace, name)
-		}
-		return nil
-	})
 }

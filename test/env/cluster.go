@@ -343,7 +343,7 @@ func (c *Cluster) controllerManagerArgs() []string {
 		controllers = "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller," +
 			"resourcequota-controller"
 	}
-	return []string{
+	args := []string{
 		"--kubeconfig=" + c.Kubeconfig,
 		"--authentication-kubeconfig=" + c.Kubeconfig,
 		"--authorization-kubeconfig=" + c.Kubeconfig,
@@ -357,6 +357,13 @@ func (c *Cluster) controllerManagerArgs() []string {
 		"--cert-dir=" + c.file("kcm-certs"),
 		"--profiling=false",
 	}
+	if c.Role == RoleControlPlane {
+		// A quota of a kind the controller has not discovered yet (the CRDs come after it
+		// starts; it looks again every 30s) is counted only at its next full resync, 5 minutes
+		// by default, and until then its namespace refuses every Work: resync every 10s.
+		args = append(args, "--resource-quota-sync-period=10s")
+	}
+	return args
 }
 
 func (c *Cluster) schedulerArgs() []string {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -204,6 +206,9 @@ func (s *Service) StartAgent(ctx context.Context, member *env.Cluster) error {
 		AgentControlPlaneKinds...); err != nil {
 		return err
 	}
+	if err := WaitForQuotaCounted(ctx, s.env.ControlPlane, "karmada-es-"+member.Name, AgentWorkQuota); err != nil {
+		return err
+	}
 	memberKubeconfig := filepath.Join(dir, "agent-"+member.Name+"-member.kubeconfig")
 	if err := writeTokenKubeconfig(ctx, member, "karmadaflow-agent", memberKubeconfig); err != nil {
 		return err
@@ -214,6 +219,34 @@ func (s *Service) StartAgent(ctx context.Context, member *env.Cluster) error {
 	}
 	return s.StartInstance(ctx, AgentInstance(member.Name), []string{"--cluster", member.Name,
 		"--host-kubeconfig", memberKubeconfig, "--karmada-kubeconfig", controlPlaneKubeconfig})
+}
+
+// AgentWorkQuota is the ResourceQuota the chart puts on a Pull cluster's execution namespace.
+const AgentWorkQuota = "karmadaflow-agent-works"
+
+// WaitForQuotaCounted waits until kube-controller-manager's quota controller has counted
+// everything the ResourceQuota namespace/name bounds: until then the API server refuses every
+// object the quota names there ("status unknown for quota").
+func WaitForQuotaCounted(ctx context.Context, cluster *env.Cluster, namespace, name string) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		q, err := cluster.Client().CoreV1().ResourceQuotas(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		for resource := range q.Spec.Hard {
+			if _, ok := q.Status.Used[resource]; !ok {
+				last = fmt.Errorf("%s not counted yet", resource)
+				return false, nil
+			}
+		}
+		return len(q.Spec.Hard) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the quota %s/%s in %s: %w (last: %v)", namespace, name, cluster.Name, err, last)
+	}
+	return nil
 }
 
 // AgentInstance is the instance name of the agent of a Pull cluster.
