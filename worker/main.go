@@ -7,7 +7,8 @@
 // --shutdown-timeout) and exits. `worker bootstrap` (same flags) registers the namespace and the
 // search attributes the worker needs, and exits; `worker versions` (same flags) prints how many
 // runs are on each workflow.GetVersion branch, and exits (versions.go). With --cluster <name> it
-// is instead the agent of that Pull member cluster, run inside it (agent.go).
+// is instead the agent of that Pull member cluster, run inside it, which makes no Temporal
+// connection at all (agent.go).
 package main
 
 import (
@@ -45,10 +46,9 @@ const (
 
 // deploymentOptions are the worker's Worker Versioning options: with --worker-versioning, and
 // a Temporal server that moves pinned runs at continue-as-new, a version of
-// --worker-deployment named by the build, every workflow pinned to it. An agent of a Pull
-// cluster runs activities only, and stays unversioned.
+// --worker-deployment named by the build, every workflow pinned to it.
 func deploymentOptions(ctx context.Context, opts *options.Options, temporal client.Client, logger *zap.Logger) (worker.DeploymentOptions, error) {
-	if !opts.WorkerVersioning || opts.Cluster != "" {
+	if !opts.WorkerVersioning {
 		return worker.DeploymentOptions{}, nil
 	}
 	supported, server, err := workerdeployment.Supported(ctx, temporal)
@@ -90,6 +90,9 @@ func main() {
 }
 
 func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
+	if opts.Cluster != "" {
+		return runAgent(ctx, opts, logger)
+	}
 	metrics, err := observability.NewMetrics()
 	if err != nil {
 		return err
@@ -98,7 +101,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 
 	// The control plane's workers rescue the runs stranded on a version whose workers are gone.
 	var rescuer *workerdeployment.Rescuer
-	if opts.Cluster == "" && opts.StrandedAfter > 0 {
+	if opts.StrandedAfter > 0 {
 		if rescuer, err = workerdeployment.NewRescuer(opts.StrandedAfter, metrics.Registry, logger); err != nil {
 			return err
 		}
@@ -177,34 +180,22 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 				},
 			})
 		}
-		// One SDK worker per task queue: an agent's cluster queue, or each capability's queue
-		// and the base one, where runs started before the capabilities had queues of their
-		// own still run until they continue as new (docs/temporal-in-production.md says when
-		// it may go). Every worker registers the capability's workflows and activities.
+		// One SDK worker per task queue: each capability's queue and the base one, where runs
+		// started before the capabilities had queues of their own still run until they
+		// continue as new (docs/temporal-in-production.md says when it may go). Every worker
+		// registers the capability's workflows and activities.
 		workers := map[string]worker.Worker{}
-		failed := make(chan error, 1)
-		if opts.Cluster != "" {
-			w := newWorker(naming.PullTaskQueue(opts.TaskQueue, opts.Cluster))
-			registerAgent(w, deps)
-			workers[naming.PullTaskQueue(opts.TaskQueue, opts.Cluster)] = w
-			go func() {
-				if err := watchMemberSlices(ctx, deps, temporal, logger); err != nil {
-					failed <- fmt.Errorf("watching the EndpointSlices of cluster %s: %w", opts.Cluster, err)
-				}
-			}()
-		} else {
-			regs, err := registrations(ctx, deps)
-			if err != nil {
-				return fmt.Errorf("registering workflows and activities: %w", err)
-			}
-			base := newWorker(opts.TaskQueue)
-			workers[opts.TaskQueue] = base
-			for capability, register := range regs {
-				queue := naming.CapabilityTaskQueue(opts.TaskQueue, capability)
-				workers[queue] = newWorker(queue)
-				register(workers[queue])
-				register(base)
-			}
+		regs, err := registrations(ctx, deps)
+		if err != nil {
+			return fmt.Errorf("registering workflows and activities: %w", err)
+		}
+		base := newWorker(opts.TaskQueue)
+		workers[opts.TaskQueue] = base
+		for capability, register := range regs {
+			queue := naming.CapabilityTaskQueue(opts.TaskQueue, capability)
+			workers[queue] = newWorker(queue)
+			register(workers[queue])
+			register(base)
 		}
 		// Together: each waits up to --shutdown-timeout for its running activities.
 		stop := func() {
@@ -224,7 +215,7 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		polling.Store(true)
 		logger.Info("worker polling", zap.Strings("taskQueues", slices.Sorted(maps.Keys(workers))),
 			zap.String("namespace", opts.TemporalNamespace), zap.String("temporal", opts.TemporalAddress),
-			zap.String("agentOf", opts.Cluster), zap.String("version", versionName(deployment)))
+			zap.String("version", versionName(deployment)))
 		if deployment.UseVersioning {
 			k := &workerdeployment.Keeper{Client: temporal, Version: deployment.Version, Promote: opts.PromoteVersion,
 				Interval: deploymentInterval, SignalsPerSecond: drainSignalsPerSecond, Logger: logger, Rescuer: rescuer}
@@ -248,9 +239,6 @@ func run(ctx context.Context, opts *options.Options, logger *zap.Logger) error {
 		case err := <-fatal:
 			stop()
 			return fmt.Errorf("worker on task queues of %s: %w", opts.TaskQueue, err)
-		case err := <-failed:
-			stop()
-			return err
 		}
 	})
 	return group.Wait()

@@ -117,7 +117,8 @@ func registrations(ctx context.Context, deps dependencies) (map[string]func(work
 	}
 	regs[naming.CapabilityMCS] = func(w worker.Registry) { mcs.Register(w, mcsActivities) }
 	if opts.EnableClusterHealth {
-		healthActivities := &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Events: mcsActivities.Events}
+		healthActivities := &health.Activities{ControlPlane: deps.ControlPlane.Dynamic, Members: registry, Events: mcsActivities.Events,
+			AgentLeaseGrace: opts.PullClusterLeaseGrace}
 		cluster = append(cluster, func(w worker.Registry) { clusterhealth.Register(w, healthActivities) })
 	}
 	if len(cluster) > 0 {

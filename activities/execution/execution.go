@@ -30,8 +30,9 @@ type Activities struct {
 	Metrics     *Metrics
 	// WorkCache, when set, answers reads of Works whose changed version is known.
 	WorkCache *workcache.Cache
-	// Agent is set when these activities run inside a Pull member, as its agent: the control
-	// plane's side of a full pass has made the execution namespace already.
+	// Agent is set when these functions run inside a Pull member, as its agent's controller
+	// (called directly, not as activities): the control plane's side of a full pass makes the
+	// execution namespace, which the agent may not.
 	Agent bool
 	// Written, when set, remembers what this process wrote to members, so that applying a
 	// Work again leaves the objects it still holds as written alone.
@@ -58,8 +59,8 @@ type ApplyResult struct {
 	Error string `json:",omitempty"`
 	// ClusterGone: the Cluster is deleted; nothing was applied.
 	ClusterGone bool `json:",omitempty"`
-	// Pull: the cluster is in Pull mode, so nothing was applied here: its agent applies the
-	// Works, on the cluster's own task queue.
+	// Pull: the cluster is in Pull mode, so nothing was applied here: its agent, which
+	// watches the Works of its execution namespace, applies them.
 	Pull bool `json:",omitempty"`
 }
 
@@ -154,7 +155,9 @@ func (a *Activities) ApplyWorks(ctx context.Context, in ApplyInput) (ApplyResult
 				deleted, err := a.execute(ctx, member, works, w, listed)
 				record(name, deleted, err)
 			}
-			activity.RecordHeartbeat(ctx, name)
+			if activity.IsActivity(ctx) { // a Pull cluster's agent calls it as a plain function
+				activity.RecordHeartbeat(ctx, name)
+			}
 		}()
 	}
 	for _, w := range items {

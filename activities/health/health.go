@@ -31,6 +31,9 @@ type Activities struct {
 	// Agent is set when these activities run inside a Pull member, as its agent: the probe
 	// is of the member it runs in.
 	Agent bool
+	// AgentLeaseGrace is how long a Pull cluster's agent may leave its Lease unrenewed before
+	// the control plane records the cluster as not reachable (zero: DefaultAgentLeaseGrace).
+	AgentLeaseGrace time.Duration
 }
 
 // EventRecorder writes Kubernetes Events; client-go's events.EventRecorder satisfies it.
@@ -45,7 +48,8 @@ type ProbeInput struct {
 	// not failed for the failure threshold yet, and one lost probe must not flip Ready.
 	HoldReady bool `json:",omitempty"`
 	// Unanswered, for a Pull cluster, says that its agent took no probe: the control plane
-	// records the cluster as not reachable with this message, without dialling it.
+	// records the cluster as not reachable with this message, without dialling it. Only runs
+	// from before agents renewed leases send it.
 	Unanswered string `json:",omitempty"`
 }
 
@@ -57,8 +61,8 @@ type ProbeResult struct {
 	Changed bool // the Ready condition was written
 	// Reachable: the probe itself succeeded (Ready may differ while a failure is held).
 	Reachable bool `json:",omitempty"`
-	// Pull: the cluster is in Pull mode. Outside its agent nothing was probed, nor written,
-	// unless the input said the agent did not answer.
+	// Pull: the cluster is in Pull mode. Outside its agent nothing was dialled: the result is
+	// its agent's Lease and the Ready condition the agent wrote (see agentlease.go).
 	Pull bool `json:",omitempty"`
 }
 
@@ -74,7 +78,9 @@ const (
 // ProbeCluster asks the member's API server for /readyz and records the answer in the
 // Cluster's Ready condition when it changed. A failed probe leaves a True condition alone
 // while the input holds it, as Karmada's --cluster-failure-threshold does; a successful probe
-// is recorded at once.
+// is recorded at once. A Pull cluster is not dialled from the control plane: while its agent
+// renews its Lease, the Ready condition the agent wrote stands; once the Lease is older than
+// the grace, the cluster is recorded as not reachable.
 func (a *Activities) ProbeCluster(ctx context.Context, in ProbeInput) (ProbeResult, error) {
 	var res ProbeResult
 	clusters := a.ControlPlane.Resource(kube.Clusters)
@@ -87,14 +93,30 @@ func (a *Activities) ProbeCluster(ctx context.Context, in ProbeInput) (ProbeResu
 	}
 	res.Exists = true
 	res.Pull = members.IsPullCluster(obj)
-	if res.Pull && !a.Agent && in.Unanswered == "" {
-		return res, nil // the agent probes it
+	conds, err := kube.Conditions(obj)
+	if err != nil {
+		return res, err
 	}
+	current := meta.FindStatusCondition(conds, "Ready")
 
 	observed := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: ReasonClusterReady,
 		Message: "cluster is healthy and ready to accept workloads", ObservedGeneration: obj.GetGeneration()}
+	hold := in.HoldReady
 	var refused *members.UnboundSecretError
-	if res.Pull && !a.Agent {
+	if res.Pull && !a.Agent && in.Unanswered == "" {
+		lease, err := a.readAgentLease(ctx, in.Cluster)
+		if err != nil {
+			return res, err
+		}
+		fresh, message := agentLeaseVerdict(in.Cluster, lease, time.Now(), a.leaseGrace())
+		if fresh { // the agent is there: what it wrote stands
+			res.Reachable = true
+			res.Ready, res.Message = current != nil && current.Status == metav1.ConditionTrue, agentReport(in.Cluster, current)
+			return res, nil
+		}
+		// The grace is the agent's failure threshold already.
+		observed.Status, observed.Reason, observed.Message, hold = metav1.ConditionFalse, ReasonClusterNotReachable, message, false
+	} else if res.Pull && !a.Agent {
 		observed.Status, observed.Reason, observed.Message = metav1.ConditionFalse, ReasonClusterNotReachable, in.Unanswered
 	} else if err := a.probe(ctx, in.Cluster); errors.As(err, &refused) {
 		observed.Status, observed.Reason, observed.Message = metav1.ConditionFalse, ReasonCredentialsNotBound, err.Error()
@@ -103,12 +125,7 @@ func (a *Activities) ProbeCluster(ctx context.Context, in ProbeInput) (ProbeResu
 	}
 	res.Reachable = observed.Status == metav1.ConditionTrue
 
-	conds, err := kube.Conditions(obj)
-	if err != nil {
-		return res, err
-	}
-	current := meta.FindStatusCondition(conds, "Ready")
-	cond := ReadyCondition(current, observed, in.HoldReady)
+	cond := ReadyCondition(current, observed, hold)
 	res.Ready, res.Message = cond.Status == metav1.ConditionTrue, observed.Message
 	if current != nil && current.Status == cond.Status && current.Reason == cond.Reason {
 		return res, nil
@@ -130,6 +147,14 @@ func (a *Activities) ProbeCluster(ctx context.Context, in ProbeInput) (ProbeResu
 		a.Events.Eventf(obj, nil, corev1.EventTypeWarning, ReasonCredentialsNotBound, "Probe", "%s", cond.Message)
 	}
 	return res, nil
+}
+
+// agentReport is what a Pull cluster's Ready condition, written by its agent, says.
+func agentReport(cluster string, current *metav1.Condition) string {
+	if current == nil {
+		return fmt.Sprintf("the agent of Pull cluster %s renews its lease but has not reported the cluster's health yet", cluster)
+	}
+	return current.Message
 }
 
 // ReadyCondition is the Ready condition to record after a probe observed observed: the

@@ -33,6 +33,7 @@ var (
 	EndpointSlices       = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
 	Services             = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	Namespaces           = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	Leases               = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 )
 
 // FromUnstructured converts u into the typed object out points to.

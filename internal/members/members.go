@@ -129,7 +129,8 @@ func (m *Member) usable() (*Member, error) {
 }
 
 // PullClusterError refuses to dial a Pull cluster: its agent, inside it, does what needs the
-// member, polling the cluster's own task queue (naming.PullTaskQueue).
+// member, and writes what it did into the control plane (Works' status, the Cluster's Ready
+// condition, its Lease, collected Works).
 type PullClusterError struct {
 	Cluster string
 }

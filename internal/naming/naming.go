@@ -60,11 +60,15 @@ func BaseTaskQueue(taskQueue string) string {
 	return taskQueue
 }
 
-// PullTaskQueue is the Temporal task queue of a Pull cluster's agent: the activities that need
-// the member (Work execution, EndpointSlice collection, the health probe) are scheduled there
-// by the workflows, and only the agent inside the member polls it. It is named from the base
-// task queue, which the agent is configured with.
+// PullTaskQueue is the Temporal task queue a Pull cluster's agent once polled for the
+// activities that need the member. Agents hold no Temporal credential any more and nothing new
+// is scheduled there; the workflows name it only in the branches that replay runs from before.
 func PullTaskQueue(base, cluster string) string { return base + "/cluster/" + cluster }
+
+// AgentLease is the name of the Lease (coordination.k8s.io) a Pull cluster's agent renews in
+// the cluster's execution namespace: the control plane's health probe of a Pull cluster reads
+// it, as Karmada's cluster controller reads karmada-agent's.
+const AgentLease = "karmadaflow-agent"
 
 // WorkName is Karmada's deterministic Work name for an object: the object's name (lower-cased,
 // ':' replaced by '.') and the FNV-32a hash of "<namespace>-<name>-<kind>" in lower case

@@ -38,7 +38,7 @@ func (o *Options) flagSections() cliflag.NamedFlagSets {
 
 	temporal.StringVar(&o.TemporalAddress, "temporal-address", o.TemporalAddress, "host:port of the Temporal frontend")
 	temporal.StringVar(&o.TemporalNamespace, "temporal-namespace", o.TemporalNamespace, "Temporal namespace")
-	temporal.StringVar(&o.TaskQueue, "task-queue", o.TaskQueue, "base of the Temporal task queues: <base>-mcs, <base>-cluster and <base>-provisioning, one per capability, and <base>/cluster/<name> of a Pull cluster's agent")
+	temporal.StringVar(&o.TaskQueue, "task-queue", o.TaskQueue, "base of the Temporal task queues: <base>-mcs, <base>-cluster and <base>-provisioning, one per capability")
 	temporal.BoolVar(&o.TemporalTLS, "temporal-tls", o.TemporalTLS, "connect to Temporal over TLS (implied by the other --temporal-tls-* flags and --temporal-api-key-file)")
 	temporal.StringVar(&o.TemporalTLSCAFile, "temporal-tls-ca-file", o.TemporalTLSCAFile, "CA bundle that verifies the Temporal frontend (empty: the system's roots)")
 	temporal.StringVar(&o.TemporalTLSCertFile, "temporal-tls-cert-file", o.TemporalTLSCertFile, "client certificate for mutual TLS with Temporal")
@@ -78,7 +78,10 @@ func (o *Options) addWorkerFlags(sections *cliflag.NamedFlagSets, temporal *pfla
 	temporal.DurationVar(&o.NamespaceRetention, "temporal-namespace-retention", o.NamespaceRetention, "retention of closed workflows in the namespace \"worker bootstrap\" registers (when missing)")
 
 	fs := sections.FlagSet("worker")
-	fs.StringVar(&o.Cluster, "cluster", o.Cluster, "run as the agent of this Pull member cluster, inside it: --host-kubeconfig (empty: in-cluster config) is the member, and only that cluster's Work execution, EndpointSlice collection and health probe run here, from the task queue <task-queue>/cluster/<name>; every connection is outbound")
+	fs.StringVar(&o.Cluster, "cluster", o.Cluster, "run as the agent of this Pull member cluster, inside it: --host-kubeconfig (empty: in-cluster config) is the member, --karmada-kubeconfig the control plane as the agent's ServiceAccount there; it applies the Works of karmada-es-<name>, collects the member's EndpointSlices into Works there and keeps its Cluster's health and Lease, and makes no Temporal connection (the --temporal-* flags and --task-queue are ignored)")
+	fs.DurationVar(&o.PullClusterLeaseGrace, "pull-cluster-lease-grace", o.PullClusterLeaseGrace, "how long the agent of a Pull cluster may leave its Lease (karmada-es-<name>/karmadaflow-agent) unrenewed before the cluster is marked not Ready (Karmada's --cluster-monitor-grace-period)")
+	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", o.ClusterProbeInterval, "with --cluster: how often the agent probes its member and renews its Lease")
+	fs.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", o.ClusterFailureThreshold, "with --cluster: how long the agent's probes of its member must fail before it marks the cluster not Ready")
 	fs.DurationVar(&o.ClusterUnhealthyGrace, "cluster-unhealthy-grace", o.ClusterUnhealthyGrace, "how long a provider cluster may be not Ready before its EndpointSlices are withdrawn from consumers")
 	fs.DurationVar(&o.StickyScheduleToStartTimeout, "sticky-schedule-to-start-timeout", o.StickyScheduleToStartTimeout, "how long a workflow task waits for the worker that has the workflow cached before any worker takes it (the delay after a worker crash)")
 	fs.IntVar(&o.MaxConcurrentActivities, "max-concurrent-activities", o.MaxConcurrentActivities, "activities this worker runs at once (0: SDK default)")

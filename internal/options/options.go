@@ -119,15 +119,20 @@ type Options struct {
 	// ClusterUnhealthyGrace is how long a provider may be not Ready before its EndpointSlices
 	// are withdrawn from consumers (worker).
 	ClusterUnhealthyGrace time.Duration
-	// ClusterProbeInterval is how often each member cluster's health is probed (starter).
+	// ClusterProbeInterval is how often each member cluster's health is probed (starter; and
+	// a Pull cluster's agent, which renews its Lease as often).
 	ClusterProbeInterval time.Duration
 	// ClusterFailureThreshold is how long a cluster's probes must fail before it is marked not
-	// Ready, like Karmada's --cluster-failure-threshold (starter).
+	// Ready, like Karmada's --cluster-failure-threshold (starter; and a Pull cluster's agent).
 	ClusterFailureThreshold time.Duration
+	// PullClusterLeaseGrace is how long a Pull cluster's agent may leave its Lease unrenewed
+	// before the cluster is marked not Ready (worker).
+	PullClusterLeaseGrace time.Duration
 
 	// Cluster, when set, runs the worker as the agent of that Pull cluster, inside it: the host
-	// cluster is the member, and the worker polls the cluster's own task queue
-	// (naming.PullTaskQueue) for the activities that need the member, and nothing else.
+	// cluster is the member, the agent's controllers apply the Works of its execution
+	// namespace, collect its EndpointSlices and keep its health; it makes no Temporal
+	// connection.
 	Cluster string
 
 	// Global resource proxy (worker): served when EnableProxy, over TLS with the certificate
@@ -262,6 +267,7 @@ func Default(component Component) *Options {
 		ClusterProbeInterval:        10 * time.Second,
 
 		ClusterFailureThreshold: 30 * time.Second,
+		PullClusterLeaseGrace:   40 * time.Second,
 
 		ProxyAuth: ProxyAuth{QPS: 20, Burst: 40, MaxInFlight: 8, CacheTTL: 10 * time.Second, FailureCacheTTL: 10 * time.Second,
 			SourceQPS: 10, SourceBurst: 20},

@@ -135,6 +135,9 @@ func (o *Options) Validate() error {
 	if o.ClusterProbeInterval < time.Second {
 		errs = append(errs, fmt.Errorf("--cluster-probe-interval must be at least 1s, got %v", o.ClusterProbeInterval))
 	}
+	if o.PullClusterLeaseGrace <= 0 {
+		errs = append(errs, fmt.Errorf("--pull-cluster-lease-grace must be positive, got %v", o.PullClusterLeaseGrace))
+	}
 	if o.ClusterFailureThreshold <= 0 {
 		errs = append(errs, fmt.Errorf("--cluster-failure-threshold must be positive, got %v", o.ClusterFailureThreshold))
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -29,14 +30,17 @@ const (
 	agentCluster             = "member2"
 	agentKubeconfigSecret    = "karmadaflow-agent-karmada-kubeconfig"
 	agentControlPlaneAccount = "karmadaflow-agent-" + agentCluster
+	// agentWorkQuota is the ResourceQuota of a Pull cluster's execution namespace.
+	agentWorkQuota = service.AgentWorkQuota
 )
 
 // TestAgentChartRendersOnlyTheAgent renders the chart for a member cluster in Pull mode
 // (target member) and checks that it holds the agent and nothing else: its namespace,
 // ServiceAccount, member RBAC and Deployment, which runs the worker image with --cluster and the
-// control plane's kubeconfig mounted from a Secret; no starter, proxy, bootstrap Job or CRD.
-// The result passes `helm lint --strict` and a server-side dry run on the member. It also
-// renders the control-plane part of the agent's identity (agent.pullClusters).
+// control plane's kubeconfig mounted from a Secret, and no Temporal setting; no starter, proxy,
+// bootstrap Job or CRD. The result passes `helm lint --strict` and a server-side dry run on the
+// member. It also renders the control-plane part of the agent's identity (agent.pullClusters)
+// and the quota of its execution namespace.
 func TestAgentChartRendersOnlyTheAgent(t *testing.T) {
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
@@ -64,12 +68,13 @@ func TestAgentChartRendersOnlyTheAgent(t *testing.T) {
 
 	deployment := objects["Deployment/karmadaflow-agent"]
 	agentArgs := args(t, deployment)
-	assert.Subset(t, agentArgs, []string{"--cluster=" + agentCluster, "--task-queue=karmadaflow",
-		"--temporal-address=temporal-frontend.temporal.svc:7233", "--enable-provisioning=false"})
+	assert.Subset(t, agentArgs, []string{"--cluster=" + agentCluster, "--cluster-probe-interval=10s"})
 	for _, arg := range agentArgs {
 		assert.NotContains(t, arg, "proxy", "the agent serves no proxy")
 		assert.NotContains(t, arg, "--host-kubeconfig", "the member is reached in-cluster")
+		assert.NotContains(t, arg, "--enable-", "the agent runs no capability of the worker")
 	}
+	assertNoTemporal(t, deployment)
 	account, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
 	assert.Equal(t, "karmadaflow-agent", account)
 	assertKubeconfigFromSecret(t, deployment, agentArgs, agentKubeconfigSecret)
@@ -88,9 +93,48 @@ func TestAgentChartRendersOnlyTheAgent(t *testing.T) {
 	// The control plane's part: the agent's identity there, and no workload.
 	objects = decode(t, render(ctx, t, helm, repo, "target=controlPlane", "agent.pullClusters={"+agentCluster+"}"))
 	requireObjects(t, objects, "ServiceAccount/"+agentControlPlaneAccount, "ClusterRole/"+agentControlPlaneAccount,
-		"ClusterRoleBinding/"+agentControlPlaneAccount, "Role/"+agentControlPlaneAccount, "RoleBinding/"+agentControlPlaneAccount)
+		"ClusterRoleBinding/"+agentControlPlaneAccount, "Role/"+agentControlPlaneAccount, "RoleBinding/"+agentControlPlaneAccount,
+		"ResourceQuota/"+agentWorkQuota)
 	assert.Equal(t, "karmada-es-"+agentCluster, objects["Role/"+agentControlPlaneAccount].GetNamespace())
+	quota := objects["ResourceQuota/"+agentWorkQuota]
+	assert.Equal(t, "karmada-es-"+agentCluster, quota.GetNamespace())
+	hard, _, _ := unstructured.NestedStringMap(quota.Object, "spec", "hard")
+	assert.Equal(t, map[string]string{"count/works.work.karmada.io": "20000"}, hard)
 	assert.NotContains(t, objects, "Deployment/karmadaflow-agent", "the agent runs in its member")
+}
+
+// assertNoTemporal checks that a Deployment names no Temporal endpoint, task queue or
+// credential: none of its containers' args, env or mounts, nor its volumes.
+func assertNoTemporal(t *testing.T, deployment *unstructured.Unstructured) {
+	t.Helper()
+	require.NotNil(t, deployment)
+	spec, _, _ := unstructured.NestedMap(deployment.Object, "spec", "template", "spec")
+	containers, _, _ := unstructured.NestedSlice(spec, "containers")
+	require.NotEmpty(t, containers)
+	var named []string
+	for _, c := range containers {
+		container := c.(map[string]any)
+		args, _, _ := unstructured.NestedStringSlice(container, "args")
+		named = append(named, args...)
+		envs, _, _ := unstructured.NestedSlice(container, "env")
+		for _, e := range envs {
+			named = append(named, fmt.Sprint(e))
+		}
+		mounts, _, _ := unstructured.NestedSlice(container, "volumeMounts")
+		for _, m := range mounts {
+			named = append(named, fmt.Sprint(m))
+		}
+	}
+	volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
+	for _, v := range volumes {
+		named = append(named, fmt.Sprint(v))
+	}
+	for _, s := range named {
+		lower := strings.ToLower(s)
+		assert.NotContains(t, lower, "temporal", "the agent is given a Temporal setting or credential: %s", s)
+		assert.NotContains(t, lower, "--task-queue", "the agent is given a task queue: %s", s)
+		assert.NotContains(t, lower, "7233", "the agent is given a Temporal frontend's port: %s", s)
+	}
 }
 
 // assertKubeconfigFromSecret checks that the --karmada-kubeconfig file of a Deployment is the
@@ -128,8 +172,9 @@ func assertKubeconfigFromSecret(t *testing.T, deployment *unstructured.Unstructu
 	t.Errorf("no volume %s", volume)
 }
 
-// TestAgentChartRefusesAMissingCluster: target member needs agent.cluster, and every name of a
-// Pull cluster must be a Cluster's name.
+// TestAgentChartRefusesAMissingCluster: target member needs agent.cluster, every name of a
+// Pull cluster must be a Cluster's name, and karmadaflow's agent is refused beside Karmada,
+// where a Pull member runs karmada-agent.
 func TestAgentChartRefusesAMissingCluster(t *testing.T) {
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
@@ -140,6 +185,8 @@ func TestAgentChartRefusesAMissingCluster(t *testing.T) {
 		{"target=member,agent.cluster=Member_2", "agent.cluster must be a DNS-1123 label of at most 48 characters"},
 		{"target=member,agent.cluster=" + strings.Repeat("m", 49), "agent.cluster must be a DNS-1123 label"},
 		{"target=controlPlane,agent.pullClusters={member2,member.3}", "each of agent.pullClusters must be a DNS-1123 label"},
+		{"target=member,agent.cluster=member2,mode=besideKarmada", "beside Karmada, run karmada-agent in the Pull member (with --feature-gates=MultiClusterService=true"},
+		{"target=controlPlane,agent.pullClusters={member2},mode=besideKarmada", "agent.pullClusters is for standalone mode"},
 	} {
 		out, err := exec.Command(helm, "template", "karmadaflow", filepath.Join(repo, chart), "--set", tc.values).CombinedOutput()
 		require.Error(t, err, "helm template --set %s rendered:\n%s", tc.values, out)
@@ -157,20 +204,18 @@ type agentAccess struct {
 // TestAgentChartRBACKeepsTheAgentToItsCluster installs the agent's ServiceAccounts and RBAC
 // for real: the control plane's part (agent.pullClusters) on the control plane, the member's
 // (target member) on the member, and asks each API server's authorizer what the agent may do:
-// in the control plane, the Works, events and Cluster status of its own cluster only; in the
-// member, anything.
+// in the control plane, the Works, events and Lease of its own execution namespace and its own
+// Cluster (by name) only; in the member, anything. The agent is for standalone mode only.
 func TestAgentChartRBACKeepsTheAgentToItsCluster(t *testing.T) {
+	standaloneOnly(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	member := testEnv.Member(agentCluster)
 	require.NotNil(t, member)
 
-	// The worker's and the starter's identities are rendered too: with the service's mode,
-	// and put back as the service installed them.
+	// The worker's and the starter's identities are rendered too, and put back as the service
+	// installed them.
 	controlPlaneValues := []string{"target=controlPlane", "agent.pullClusters={" + agentCluster + "}"}
-	if besideKarmada() {
-		controlPlaneValues = append(controlPlaneValues, "mode="+testModeBesideKarmada)
-	}
 	t.Cleanup(func() {
 		deleteAgentIdentity(t, testEnv.ControlPlane, agentControlPlaneAccount, "karmada-es-"+agentCluster)
 		assert.NoError(t, svc.InstallIdentities(context.Background()))
@@ -190,9 +235,19 @@ func TestAgentChartRBACKeepsTheAgentToItsCluster(t *testing.T) {
 		{verb: "patch", group: "cluster.karmada.io", resource: "clusters/status", name: "member2", allowed: true},
 		{verb: "update", group: "cluster.karmada.io", resource: "clusters/status", name: "member1", allowed: false},
 		{verb: "update", group: "cluster.karmada.io", resource: "clusters", name: "member2", allowed: false},
-		{verb: "watch", group: "cluster.karmada.io", resource: "clusters", allowed: true},
-		{verb: "watch", group: "networking.karmada.io", resource: "multiclusterservices", allowed: true},
+		{verb: "get", group: "cluster.karmada.io", resource: "clusters", name: "member2", allowed: true},
+		{verb: "watch", group: "cluster.karmada.io", resource: "clusters", name: "member2", allowed: true},
+		{verb: "get", group: "cluster.karmada.io", resource: "clusters", name: "member1", allowed: false},
+		{verb: "list", group: "cluster.karmada.io", resource: "clusters", allowed: false},
+		{verb: "watch", group: "cluster.karmada.io", resource: "clusters", allowed: false},
+		{verb: "watch", group: "networking.karmada.io", resource: "multiclusterservices", allowed: false},
+		{verb: "get", group: "networking.karmada.io", resource: "multiclusterservices", namespace: "default", name: "m", allowed: false},
 		{verb: "update", group: "networking.karmada.io", resource: "multiclusterservices", namespace: "default", name: "m", allowed: false},
+		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "karmada-es-member2", allowed: true},
+		{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "karmada-es-member2", name: "karmadaflow-agent", allowed: true},
+		{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "karmada-es-member2", name: "other", allowed: false},
+		{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "karmada-es-member1", name: "karmadaflow-agent", allowed: false},
+		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "karmada-es-member1", allowed: false},
 		{verb: "create", resource: "events", namespace: "karmada-es-member2", allowed: true},
 		{verb: "create", group: "events.k8s.io", resource: "events", namespace: "karmada-es-member2", allowed: true},
 		{verb: "create", resource: "events", namespace: "karmada-es-member1", allowed: false},

@@ -32,6 +32,9 @@ const (
 	testUnhealthyGrace   = 20 * time.Second
 	testProbeInterval    = 2 * time.Second
 	testFailureThreshold = 5 * time.Second
+	// testPullClusterLeaseGrace: a Pull cluster whose agent is gone leaves Ready after it, as
+	// beside Karmada after the test environment's --cluster-monitor-grace-period (10s).
+	testPullClusterLeaseGrace = 10 * time.Second
 )
 
 // The test mode variable and the value that runs the suite beside a real Karmada.
@@ -81,7 +84,7 @@ func run(m *testing.M) int {
 
 	// Two workers on the task queue: no test may depend on which one runs a task.
 	opts := service.Options{Workers: 2, UnhealthyGrace: testUnhealthyGrace, ProbeInterval: testProbeInterval,
-		FailureThreshold: testFailureThreshold}
+		FailureThreshold: testFailureThreshold, PullClusterLeaseGrace: testPullClusterLeaseGrace}
 	if besideKarmada() {
 		opts.ChartValues = []string{"mode=" + testModeBesideKarmada}
 		opts.WorkerArgs = slices.Clone(besideKarmadaCapabilities)

@@ -333,10 +333,13 @@ func (c *Cluster) controllerManagerArgs() []string {
 		"-persistentvolume-expander-controller,-cloud-node-lifecycle-controller,-ttl-controller," +
 		"-service-lb-controller,-node-route-controller"
 	if c.Role == RoleControlPlane {
-		// No nodes or pods in the control plane: only what keeps namespaces and owners tidy.
-		controllers = "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller"
+		// No nodes or pods in the control plane: only what keeps namespaces and owners tidy, and
+		// the quota controller, without which a ResourceQuota (the chart's on a Pull cluster's
+		// execution namespace) bounds nothing: its admission enforces only what it counted.
+		controllers = "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller," +
+			"resourcequota-controller"
 	}
-	return []string{
+	args := []string{
 		"--kubeconfig=" + c.Kubeconfig,
 		"--authentication-kubeconfig=" + c.Kubeconfig,
 		"--authorization-kubeconfig=" + c.Kubeconfig,
@@ -350,6 +353,13 @@ func (c *Cluster) controllerManagerArgs() []string {
 		"--cert-dir=" + c.file("kcm-certs"),
 		"--profiling=false",
 	}
+	if c.Role == RoleControlPlane {
+		// A quota of a kind the controller has not discovered yet (the CRDs come after it
+		// starts; it looks again every 30s) is counted only at its next full resync, 5 minutes
+		// by default, and until then its namespace refuses every Work: resync every 10s.
+		args = append(args, "--resource-quota-sync-period=10s")
+	}
+	return args
 }
 
 func (c *Cluster) schedulerArgs() []string {

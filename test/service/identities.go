@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -42,12 +44,17 @@ var chartKinds = map[string]schema.GroupVersionResource{
 	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 	"Service":            {Version: "v1", Resource: "services"},
 	"APIService":         {Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"},
+	"ResourceQuota":      {Version: "v1", Resource: "resourcequotas"},
 }
 
 // identityKinds are the kinds of the chart that make up an identity: what the worker and the
 // starter are, and what they may do. The rest of the chart (Deployments, the bootstrap Job,
 // CRDs) is not needed to run the binaries here.
 var identityKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+
+// AgentControlPlaneKinds are the kinds of what the chart's controlPlane target gives the agents
+// of Pull clusters: their identities and the quota of their execution namespaces.
+var AgentControlPlaneKinds = append(slices.Clone(identityKinds), "ResourceQuota")
 
 // kubeconfigs are the kubeconfig files one component runs with.
 type kubeconfigs struct{ host, karmada string }
@@ -187,14 +194,19 @@ func writeTokenKubeconfig(ctx context.Context, cluster *env.Cluster, account, pa
 
 // StartAgent runs the agent of the Pull cluster member (worker --cluster) as the chart installs
 // it: the chart's agent identity in the member (target member) and in the control plane
-// (agent.pullClusters), each a kubeconfig with a token of its ServiceAccount, and waits until
-// it is ready. Its instance is "worker-agent-<cluster>", for Kill and StopInstance.
+// (agent.pullClusters, with the quota of its execution namespace), each a kubeconfig with a
+// token of its ServiceAccount, and no Temporal setting; it waits until the agent is ready. Its
+// instance is "worker-agent-<cluster>", for Kill and StopInstance.
 func (s *Service) StartAgent(ctx context.Context, member *env.Cluster) error {
 	dir := filepath.Join(s.env.Dir, "identities")
 	if err := ApplyChartIdentities(ctx, member, append([]string{"target=member", "agent.cluster=" + member.Name}, s.opts.ChartValues...)); err != nil {
 		return err
 	}
-	if err := ApplyChartIdentities(ctx, s.env.ControlPlane, append([]string{"target=controlPlane", "agent.pullClusters={" + member.Name + "}"}, s.opts.ChartValues...)); err != nil {
+	if err := ApplyChartObjects(ctx, s.env.ControlPlane, append([]string{"target=controlPlane", "agent.pullClusters={" + member.Name + "}"}, s.opts.ChartValues...),
+		AgentControlPlaneKinds...); err != nil {
+		return err
+	}
+	if err := WaitForQuotaCounted(ctx, s.env.ControlPlane, "karmada-es-"+member.Name, AgentWorkQuota); err != nil {
 		return err
 	}
 	memberKubeconfig := filepath.Join(dir, "agent-"+member.Name+"-member.kubeconfig")
@@ -209,5 +221,39 @@ func (s *Service) StartAgent(ctx context.Context, member *env.Cluster) error {
 		"--host-kubeconfig", memberKubeconfig, "--karmada-kubeconfig", controlPlaneKubeconfig})
 }
 
+// AgentWorkQuota is the ResourceQuota the chart puts on a Pull cluster's execution namespace.
+const AgentWorkQuota = "karmadaflow-agent-works"
+
+// WaitForQuotaCounted waits until kube-controller-manager's quota controller has counted
+// everything the ResourceQuota namespace/name bounds: until then the API server refuses every
+// object the quota names there ("status unknown for quota").
+func WaitForQuotaCounted(ctx context.Context, cluster *env.Cluster, namespace, name string) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		q, err := cluster.Client().CoreV1().ResourceQuotas(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		for resource := range q.Spec.Hard {
+			if _, ok := q.Status.Used[resource]; !ok {
+				last = fmt.Errorf("%s not counted yet", resource)
+				return false, nil
+			}
+		}
+		return len(q.Spec.Hard) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the quota %s/%s in %s: %w (last: %v)", namespace, name, cluster.Name, err, last)
+	}
+	return nil
+}
+
 // AgentInstance is the instance name of the agent of a Pull cluster.
-func AgentInstance(cluster string) string { return "worker-agent-" + cluster }
+func AgentInstance(cluster string) string { return agentInstancePrefix + cluster }
+
+// agentInstancePrefix begins the instance name of every agent.
+const agentInstancePrefix = "worker-agent-"
+
+// isAgent tells whether an instance is the agent of a Pull cluster.
+func isAgent(instance string) bool { return strings.HasPrefix(instance, agentInstancePrefix) }

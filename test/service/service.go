@@ -36,6 +36,8 @@ type Options struct {
 	UnhealthyGrace   time.Duration
 	ProbeInterval    time.Duration
 	FailureThreshold time.Duration
+	// PullClusterLeaseGrace is the workers' --pull-cluster-lease-grace (0: the default).
+	PullClusterLeaseGrace time.Duration
 	// Workers is how many workers run on the task queue: "worker", then "worker-2", ...;
 	// 0 is one.
 	Workers int
@@ -182,6 +184,18 @@ func componentOf(instance string) string {
 func (s *Service) args(instance string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if isAgent(instance) {
+		// As the chart's member target runs it: no Temporal setting at all; its kubeconfigs
+		// and cluster are the extra flags StartAgent gives.
+		args := []string{"--metrics-bind-address", s.metrics[instance], "--log-format", "console"}
+		if s.opts.ProbeInterval > 0 {
+			args = append(args, "--cluster-probe-interval", s.opts.ProbeInterval.String())
+		}
+		if s.opts.FailureThreshold > 0 {
+			args = append(args, "--cluster-failure-threshold", s.opts.FailureThreshold.String())
+		}
+		return append(args, s.extra[instance]...)
+	}
 	host, karmada := s.Kubeconfigs(componentOf(instance))
 	args := append(s.env.Temporal.ServiceFlags(),
 		"--karmada-kubeconfig", karmada,
@@ -197,6 +211,9 @@ func (s *Service) args(instance string) []string {
 		}
 		if s.opts.UnhealthyGrace > 0 {
 			args = append(args, "--cluster-unhealthy-grace", s.opts.UnhealthyGrace.String())
+		}
+		if s.opts.PullClusterLeaseGrace > 0 {
+			args = append(args, "--pull-cluster-lease-grace", s.opts.PullClusterLeaseGrace.String())
 		}
 		args = append(args, s.opts.WorkerArgs...)
 		if instance == s.workers[0] {

@@ -10,6 +10,7 @@ import (
 var VersionChanges = append([]versioning.Change{
 	{ID: changeFailureThreshold, Max: 1, AtStart: true},
 	{ID: changePullClusters, Max: 1}, // when the cluster first answers Pull
+	{ID: changeAgentLease, Max: 1},   // when the cluster first answers Pull
 	{ID: changeProbeAsActivity, Max: 1, AtStart: true},
 	{ID: changeEntityLoop, Max: 1, AtStart: true},
 }, entity.VersionChanges...)

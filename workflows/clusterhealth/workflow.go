@@ -46,6 +46,12 @@ const changeFailureThreshold = "failure-threshold"
 // first answers Pull, so the histories of Push clusters hold no marker.
 const changePullClusters = "pull-clusters"
 
+// changeAgentLease versions judging a Pull cluster on the control plane's side: the probe
+// activity reads the lease its agent renews (and the Ready condition the agent wrote) and its
+// result stands, where before the probe ran on the cluster's own task queue (the agent holds
+// no Temporal credential any more). It is asked when a cluster first answers Pull.
+const changeAgentLease = "pull-agent-lease"
+
 // changeProbeAsActivity versions probing a cluster with a regular activity instead of a local
 // one: a cluster that does not answer takes the probe's timeout (5 s, twice), longer than a
 // workflow task may wait for its local activities (package workflowtask).
@@ -171,11 +177,11 @@ func (h *prober) probe(ctx workflow.Context) (end bool, err error) {
 		probe.HoldReady = HoldReady(h.state.FailingSince, workflow.Now(ctx), h.threshold)
 	}
 	var res health.ProbeResult
-	if h.pull {
+	if h.pull && !byLease(ctx) {
 		res, err = probeThroughAgent(ctx, probe, h.interval)
 	} else {
 		err = probeHere(ctx, probe, h.probeAsActivity).Get(ctx, &res)
-		if err == nil && res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
+		if err == nil && res.Pull && !byLease(ctx) && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1 {
 			res, err = probeThroughAgent(ctx, probe, h.interval)
 		}
 	}
@@ -238,8 +244,15 @@ func probeHere(ctx workflow.Context, probe health.ProbeInput, asActivity bool) w
 	return workflow.ExecuteLocalActivity(summary.Local(ctx, "probe the API server of cluster %s", probe.Cluster), activities.ProbeCluster, probe)
 }
 
+// byLease tells whether a Pull cluster is judged here by its agent's lease
+// (changeAgentLease); asked only once the cluster is known Pull.
+func byLease(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, changeAgentLease, workflow.DefaultVersion, 1) == 1
+}
+
 // probeThroughAgent has the agent of a Pull cluster probe it, on the cluster's own task
-// queue. When no agent takes the probe within the interval, the control plane records the
+// queue: the branch of runs from before changeAgentLease, for replay only (no agent polls that
+// queue any more). When no agent takes the probe within the interval, the control plane records the
 // cluster as not reachable, without dialling it.
 func probeThroughAgent(ctx workflow.Context, probe health.ProbeInput, interval time.Duration) (health.ProbeResult, error) {
 	agentCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{

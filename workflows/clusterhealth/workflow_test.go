@@ -216,33 +216,36 @@ func TestContinueAsNewCarriesTheFailureStart(t *testing.T) {
 	assert.True(t, p.last.HoldReady, "a first failure is held")
 }
 
-// A Pull cluster is probed by its agent, on the cluster's own task queue; when the agent does
-// not answer, the control plane records that, without dialling the cluster.
-func TestPullClusterIsProbedByItsAgent(t *testing.T) {
+// A Pull cluster is judged on the control plane's side by its agent's lease (the probe
+// activity reads it, and the Ready condition the agent wrote): nothing is scheduled on the
+// cluster's own task queue, and its result stands as reported, Ready or not.
+func TestPullClusterIsJudgedByItsAgentsLease(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "karmadaflow"})
-	agentUp := true
-	var local []health.ProbeInput
-	agentProbes := 0
+	leaseFresh := true
+	var here []health.ProbeInput
+	onAgent := 0
 	env.OnActivity(activities.ProbeCluster, mock.Anything, mock.Anything).Return(func(ctx context.Context, in health.ProbeInput) (health.ProbeResult, error) {
-		if activity.GetInfo(ctx).TaskQueue != "karmadaflow/cluster/member1" {
-			local = append(local, in)
-			return health.ProbeResult{Exists: true, Pull: true, Ready: in.Unanswered == ""}, nil
+		if activity.GetInfo(ctx).TaskQueue == "karmadaflow/cluster/member1" {
+			onAgent++
+			return health.ProbeResult{Exists: true, Pull: true, Ready: true, Reachable: true}, nil
 		}
-		agentProbes++
-		if !agentUp {
-			return health.ProbeResult{}, errors.New("no agent took the probe")
+		here = append(here, in)
+		if !leaseFresh {
+			return health.ProbeResult{Exists: true, Pull: true, Message: "the agent of Pull cluster member1 last renewed its lease at ..."}, nil
 		}
 		return health.ProbeResult{Exists: true, Pull: true, Ready: true, Reachable: true}, nil
 	})
-	env.RegisterDelayedCallback(func() { agentUp = false }, 25*time.Second)
+	env.RegisterDelayedCallback(func() { leaseFresh = false }, 25*time.Second)
 	wftest.CheckAt(t, env, 35*time.Second, func() {
-		assert.Equal(t, 4, agentProbes, "at 0, 10, 20 and 30 s")
-		require.Len(t, local, 2, "the first probe, which found it Pull, and the record of the unanswered one")
-		assert.Empty(t, local[0].Unanswered)
-		assert.Contains(t, local[1].Unanswered, "the agent of Pull cluster member1 did not answer")
+		assert.Zero(t, onAgent, "probes scheduled on the agent's queue")
+		require.Len(t, here, 4, "at 0, 10, 20 and 30 s, each on the control plane's side")
+		for _, in := range here {
+			assert.Empty(t, in.Unanswered)
+		}
 		assert.False(t, state(t, env).Ready)
+		assert.Contains(t, state(t, env).Message, "last renewed its lease")
 	}, ClusterHealth, Input{Cluster: "member1"})
 }

@@ -73,13 +73,19 @@ const changeBoundCarriedWorks = "bound-carried-works"
 // when a cluster first answers Pull, so the histories of Push clusters hold no marker.
 const changePullClusters = "pull-clusters"
 
+// changeAgentWatchesWorks versions leaving a Pull cluster's Works to its agent, which watches
+// them itself: the control plane's full pass still makes the execution namespace, and nothing
+// is scheduled on the cluster's own task queue any more (the agent holds no Temporal
+// credential). It is asked when a cluster first answers Pull, after changePullClusters.
+const changeAgentWatchesWorks = "pull-agent-watches-works"
+
 // changeSlowAppliesAsActivity versions applying as a regular activity what is likely slow: a
 // batch retried after a failure, and a batch whose local activity ran out of its time (bounded
 // by the workflow task, package workflowtask), which runs again at once.
 const changeSlowAppliesAsActivity = "slow-applies-as-activity"
 
-// AgentScheduleToStart bounds how long a batch waits on a Pull cluster's task queue for its
-// agent: an agent that is down fails the batch, which is retried with the usual backoff.
+// AgentScheduleToStart bounds how long a batch waited on a Pull cluster's task queue for its
+// agent, in runs from before changeAgentWatchesWorks.
 const AgentScheduleToStart = 30 * time.Second
 
 // WorkflowID is the readable ID of the execution workflow of one cluster.
@@ -250,6 +256,7 @@ func (e *executor) Pass(ctx workflow.Context) (end bool, err error) {
 	local := make([]bool, len(batches))
 	for i, b := range batches {
 		switch {
+		case e.pull && !b.All && e.agentWatches(ctx): // its agent applies it: nothing to do here
 		case e.pull && !b.All: // a full pass asks the control plane's side first: is it still Pull?
 			futures[i] = applyOnAgent(ctx, b)
 		case e.applyAsActivity && (b.All || len(b.Works) > LocalBatch), e.slowAsActivity && e.retrying:
@@ -263,6 +270,9 @@ func (e *executor) Pass(ctx workflow.Context) (end bool, err error) {
 	lastErr := ""
 	gone := false
 	for i, f := range futures {
+		if f == nil {
+			continue // left to the agent
+		}
 		var res act.ApplyResult
 		err := f.Get(ctx, &res)
 		if e.slowAsActivity && local[i] && temporal.IsTimeoutError(err) {
@@ -274,7 +284,7 @@ func (e *executor) Pass(ctx workflow.Context) (end bool, err error) {
 		if err == nil && (batches[i].All || res.Pull) {
 			e.pull = res.Pull && workflow.GetVersion(ctx, changePullClusters, workflow.DefaultVersion, 1) == 1
 		}
-		if err == nil && res.Pull && e.pull {
+		if err == nil && res.Pull && e.pull && !e.agentWatches(ctx) {
 			res = act.ApplyResult{}
 			err = applyOnAgent(ctx, batches[i]).Get(ctx, &res)
 		}
@@ -356,8 +366,15 @@ func (e *executor) Next() Input {
 	return Input{Cluster: e.cluster, Pending: carried}
 }
 
+// agentWatches tells whether the agent of this Pull cluster applies its Works by itself
+// (changeAgentWatchesWorks); asked only once the cluster is known Pull.
+func (e *executor) agentWatches(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, changeAgentWatchesWorks, workflow.DefaultVersion, 1) == 1
+}
+
 // applyOnAgent has a batch applied by the agent of a Pull cluster, on the cluster's own task
-// queue.
+// queue: the branch of runs from before changeAgentWatchesWorks, for replay only (no agent
+// polls that queue any more).
 func applyOnAgent(ctx workflow.Context, b act.ApplyInput) workflow.Future {
 	options := workflow.GetActivityOptions(ctx)
 	options.TaskQueue = naming.PullTaskQueue(naming.BaseTaskQueue(workflow.GetInfo(ctx).TaskQueueName), b.Cluster)

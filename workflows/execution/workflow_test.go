@@ -251,33 +251,34 @@ func TestSignalDuringTheRemovalContinuesAsNew(t *testing.T) {
 	assert.Equal(t, Input{Cluster: "member1"}, next)
 }
 
-// A Pull cluster's Works are applied by its agent: the full pass the control plane's side
-// answers with Pull runs again on the cluster's own task queue, and the changes after it go
-// there directly; every full pass asks the control plane's side first.
-func TestPullClusterWorksAreAppliedOnItsAgentsQueue(t *testing.T) {
+// A Pull cluster's Works are applied by its agent, which watches them itself: nothing is
+// scheduled on the cluster's own task queue. Every full pass still runs on the control plane's
+// side, which makes the execution namespace (the agent may not), and a change of a Work, once
+// the cluster is known Pull, runs no activity at all.
+func TestPullClusterWorksAreLeftToItsAgent(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
-	var onAgent []act.ApplyInput
+	var onAgent int
+	var here []act.ApplyInput
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
-		var in act.ApplyInput
-		require.NoError(t, args.Get(&in))
 		if info.TaskQueue == "karmadaflow/cluster/member1" {
-			onAgent = append(onAgent, in)
+			onAgent++
 		}
 	})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "karmadaflow"})
 	env.OnActivity(activities.ApplyWorks, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in act.ApplyInput) (act.ApplyResult, error) {
-			if activity.GetInfo(ctx).TaskQueue == "karmadaflow/cluster/member1" {
-				return act.ApplyResult{Applied: len(in.Works)}, nil
-			}
+			here = append(here, in)
 			return act.ApplyResult{Pull: true}, nil // the control plane's side does not dial it
 		})
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalChange, Change{Works: []string{"a"}}) }, time.Second)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalResync, nil) }, 2*time.Second)
 	wftest.CheckAt(t, env, 10*time.Second, func() {
-		assert.Equal(t, []act.ApplyInput{{Cluster: "member1", All: true}, {Cluster: "member1", Works: []string{"a"}}, {Cluster: "member1", All: true}}, onAgent)
+		assert.Zero(t, onAgent, "activities scheduled on the agent's queue")
+		assert.Equal(t, []act.ApplyInput{{Cluster: "member1", All: true}, {Cluster: "member1", All: true}}, here,
+			"the full passes only, on the control plane's side")
 		assert.Empty(t, state(t, env).Failed)
+		assert.Equal(t, 3, state(t, env).Reconciles, "the change was taken")
 	}, WorkExecution, Input{Cluster: "member1"})
 }

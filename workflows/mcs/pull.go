@@ -13,13 +13,20 @@ import (
 )
 
 // Pull providers: the control plane never dials a Pull cluster, so the agent inside it
-// collects its EndpointSlices: karmadaflow's, on the cluster's own task queue, or beside
-// Karmada, karmada-agent. Dispatching stays here: it reads and writes Works of the control
-// plane only.
+// collects its EndpointSlices into Works of its execution namespace, as karmada-agent's
+// endpointsliceCollect controller does: karmadaflow's agent standalone, karmada-agent beside
+// Karmada. The workflow reads what was collected; dispatching stays here: it reads and writes
+// Works of the control plane only.
 
 // changePullClusters versions collecting a Pull provider's slices through its agent. It is
 // asked only when a Pull provider is collected, so other histories hold no marker.
 const changePullClusters = "pull-clusters"
+
+// changeAgentCollectsIntoWorks versions reading, standalone, what karmadaflow's agent collected
+// into Works (as beside Karmada), where before the collection was an activity on the Pull
+// cluster's own task queue: the agent holds no Temporal credential any more. It is asked only
+// when a Pull provider is collected standalone, so other histories hold no marker.
+const changeAgentCollectsIntoWorks = "pull-agent-collects-into-works"
 
 // agentScheduleToStart bounds how long a collection waits for the agent to take it: an agent
 // that is down fails it, and the reconcile is retried with the usual backoff.
@@ -40,17 +47,23 @@ func anyPull(obs act.Observation, clusters []string) bool {
 	return slices.ContainsFunc(clusters, func(c string) bool { return isPull(&obs, c) })
 }
 
-// collectPull has a Pull provider's slices collected: by karmadaflow's agent in the member,
-// or, beside Karmada, by its karmada-agent, whose collection is read here.
+// collectPull has a Pull provider's slices collected by the agent in the member, karmadaflow's
+// or, beside Karmada, karmada-agent, and reads its collection.
 func collectPull(ctx workflow.Context, obs act.Observation, in act.CollectInput) workflow.Future {
-	if obs.KarmadaAgents {
-		read := summary.Local(ctx, "read the EndpointSlices of %s that karmada-agent collected from %s", in.MCS, in.Provider)
-		return workflow.ExecuteLocalActivity(read, activities.ReadAgentCollection, in)
+	agent := "karmada-agent"
+	if !obs.KarmadaAgents {
+		if workflow.GetVersion(ctx, changeAgentCollectsIntoWorks, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			return collectOnAgent(ctx, in)
+		}
+		agent = "its agent"
 	}
-	return collectOnAgent(ctx, in)
+	read := summary.Local(ctx, "read the EndpointSlices of %s that %s collected from %s", in.MCS, agent, in.Provider)
+	return workflow.ExecuteLocalActivity(read, activities.ReadAgentCollection, in)
 }
 
-// collectOnAgent has the agent of a Pull provider collect its slices.
+// collectOnAgent has the agent of a Pull provider collect its slices, on the cluster's own
+// task queue: the branch of runs from before changeAgentCollectsIntoWorks, for replay only
+// (no agent polls that queue any more).
 func collectOnAgent(ctx workflow.Context, in act.CollectInput) workflow.Future {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              naming.PullTaskQueue(naming.BaseTaskQueue(workflow.GetInfo(ctx).TaskQueueName), in.Provider),

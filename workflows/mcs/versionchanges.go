@@ -16,4 +16,5 @@ var VersionChanges = append([]versioning.Change{
 	{ID: changeTargetedClusters, Max: 1},       // on a change of a named cluster
 	{ID: changeCarriedState, Max: 1},           // in a run that continued one that carried its state
 	{ID: changeHealthFromSignals, Max: 1},      // on a targeted reconcile whose changes carried their clusters' states
+	{ID: changeAgentCollectsIntoWorks, Max: 1}, // when a Pull provider is collected standalone
 }, entity.VersionChanges...)

@@ -561,10 +561,11 @@ func TestSafetyResyncIsSpreadByWorkflowID(t *testing.T) {
 	}
 }
 
-// A Pull provider's slices are collected by its agent, full reconcile and slice change alike:
-// standalone by karmadaflow's, on the cluster's own task queue; beside Karmada by karmada-agent,
-// whose collection is read here. Dispatching stays here; the one-activity collect-and-dispatch
-// path is not taken.
+// A Pull provider's slices are collected by its agent into Works of its execution namespace,
+// full reconcile and slice change alike (karmadaflow's agent standalone, karmada-agent beside
+// Karmada), and the workflow reads that collection: nothing is scheduled on the cluster's own
+// task queue, which no agent polls. Dispatching stays here; the one-activity
+// collect-and-dispatch path is not taken.
 func TestPullProviderIsCollectedByItsAgent(t *testing.T) {
 	for _, besideKarmada := range []bool{false, true} {
 		t.Run(fmt.Sprintf("besideKarmada=%v", besideKarmada), func(t *testing.T) {
@@ -574,25 +575,21 @@ func TestPullProviderIsCollectedByItsAgent(t *testing.T) {
 				return obs
 			})
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "karmadaflow"})
-			var onAgent, readFromKarmadaAgent int
+			var onAgent, readFromAgent int
 			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-				if info.ActivityType.Name == "CollectEndpointSlices" && info.TaskQueue == "karmadaflow/cluster/member1" {
+				if info.TaskQueue == "karmadaflow/cluster/member1" {
 					onAgent++
 				}
 			})
 			env.OnActivity(activities.ReadAgentCollection, mock.Anything, mock.Anything).Return(func(_ context.Context, in act.CollectInput) (act.CollectResult, error) {
-				readFromKarmadaAgent++
+				readFromAgent++
 				return act.CollectResult{Slices: []act.SliceRef{{Name: "foo-abc", Generation: 1}}, Changed: true}, nil
 			})
 			env.RegisterDelayedCallback(func() {
 				env.SignalWorkflow(SignalChange, Change{Kind: ChangeEndpointSlices, Cluster: "member1"})
 			}, time.Second)
 			wftest.CheckAt(t, env, 2*time.Second, func() {
-				if besideKarmada {
-					assert.Equal(t, [2]int{0, 2}, [2]int{onAgent, readFromKarmadaAgent})
-				} else {
-					assert.Equal(t, [2]int{2, 0}, [2]int{onAgent, readFromKarmadaAgent})
-				}
+				assert.Equal(t, [2]int{0, 2}, [2]int{onAgent, readFromAgent}, "activities on the agent's queue, collections read")
 				assert.Zero(t, rec.merged, "no collect-and-dispatch of a Pull provider here")
 				assert.Len(t, rec.dispatch, 2, "dispatched after each collection")
 			}, MultiClusterService, Input{Namespace: "default", Name: "foo"})
