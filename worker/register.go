@@ -129,7 +129,7 @@ func registrations(ctx context.Context, deps dependencies) (map[string]func(work
 	}
 	// Karmada provisioning: workflows/provisioning + activities/provisioning, in the host cluster.
 	if opts.EnableProvisioning {
-		provisioningActivities := &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic,
+		provisioningActivities := &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic, Namespaces: opts.ProvisioningNamespaces,
 			CRDSource: provisioningactivities.CRDSource{URL: opts.CRDTarballURL, CAFile: opts.CRDTarballCAFile, TokenSecret: opts.CRDTarballTokenSecret,
 				AllowedURLPrefixes: opts.CRDTarballAllowedURLPrefixes, AllowedProxyURLs: opts.CRDTarballAllowedProxyURLs}}
 		regs[naming.CapabilityProvisioning] = func(w worker.Registry) { provisioning.Register(w, provisioningActivities) }

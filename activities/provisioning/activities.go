@@ -35,6 +35,9 @@ type Activities struct {
 	PollInterval time.Duration
 	// CRDSource is where the control planes' CRDs come from when a Karmada names no tarball.
 	CRDSource CRDSource
+	// Namespaces are the only namespaces whose Karmadas are provisioned (namespaces.go); nil
+	// is every namespace.
+	Namespaces []string
 }
 
 // DefaultPollInterval is how often the waits look by default: pods turn Ready and CRDs
