@@ -50,9 +50,10 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
-	svc, err = service.Start(ctx, e, service.Options{ChartValues: []string{
-		"provisioning.namespaces={" + strings.Join([]string{nsDefault, nsFull, nsEndpoint, nsImmutable, nsRenew, nsUpgrade}, ",") + "}",
-	}})
+	// The worker's rights and its --provisioning-namespaces, as the chart gives both.
+	namespaces := strings.Join([]string{nsDefault, nsFull, nsEndpoint, nsImmutable, nsRenew, nsUpgrade}, ",")
+	svc, err = service.Start(ctx, e, service.Options{ChartValues: []string{"provisioning.namespaces={" + namespaces + "}"},
+		WorkerArgs: []string{"--provisioning-namespaces=" + namespaces}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

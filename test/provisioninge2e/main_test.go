@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,10 @@ var (
 	// tarballAddress is where tests serve the tarballs their Karmadas name in spec.crdTarball
 	// (serveTarballs): http://<it>/tarballs/ is what the workers allow.
 	tarballAddress string
+	// provisioningNamespaces are the namespaces of the tests' Karmada objects: the chart's
+	// provisioning.namespaces, where alone the workers may write.
+	provisioningNamespaces = []string{"tenant-np", "tenant-cip", "tenant-lb", "tenant-remote", "tenant-invalid", "tenant-loss",
+		"tenant-other", "tenant-bomb", "tenant-fetch"}
 )
 
 func TestMain(m *testing.M) {
@@ -48,11 +53,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// Two workers on the task queue. They may touch Secrets only in the namespaces of the
-	// tests' Karmada objects, and download a spec.crdTarball only from the tests' tarballs.
-	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{
-		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch}",
-	}, WorkerArgs: []string{"--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/"}})
+	// Two workers on the task queue. They may write a control plane's objects only in the
+	// namespaces of the tests' Karmada objects (the chart's RBAC, and its
+	// --provisioning-namespaces), and download a spec.crdTarball only from the tests' tarballs.
+	namespaces := strings.Join(provisioningNamespaces, ",")
+	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{"provisioning.namespaces={" + namespaces + "}"},
+		WorkerArgs: []string{"--provisioning-namespaces=" + namespaces, "--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
