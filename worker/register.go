@@ -130,7 +130,7 @@ func registrations(ctx context.Context, deps dependencies) (map[string]func(work
 	}
 	// Karmada provisioning: workflows/provisioning + activities/provisioning, in the host cluster.
 	if opts.EnableProvisioning {
-		provisioningActivities := &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic,
+		provisioningActivities := &provisioningactivities.Activities{Host: deps.Host.Kube, HostDynamic: deps.Host.Dynamic, Namespaces: opts.ProvisioningNamespaces,
 			CRDSource: provisioningactivities.CRDSource{URL: opts.CRDTarballURL, CAFile: opts.CRDTarballCAFile, TokenSecret: opts.CRDTarballTokenSecret,
 				AllowedURLPrefixes: opts.CRDTarballAllowedURLPrefixes, AllowedProxyURLs: opts.CRDTarballAllowedProxyURLs},
 			HostAccess: provisioningactivities.HostAccess{Namespaces: opts.HostAccessNamespaces}}

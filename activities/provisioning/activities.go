@@ -37,6 +37,9 @@ type Activities struct {
 	CRDSource CRDSource
 	// HostAccess is which Karmadas may ask for pods that reach their node.
 	HostAccess HostAccess
+	// Namespaces are the only namespaces whose Karmadas are provisioned (namespaces.go); nil
+	// is every namespace.
+	Namespaces []string
 }
 
 // DefaultPollInterval is how often the waits look by default: pods turn Ready and CRDs

@@ -40,9 +40,10 @@ func (a *Activities) mustGet(ctx context.Context, ref Ref) (*operatorv1alpha1.Ka
 	return k, nil
 }
 
-// ValidateKarmada reads the Karmada and checks its spec, spec.crdTarball against this
-// worker's allowlists and what its pods ask of their nodes against its HostAccess too. An invalid spec is a non-retryable ValidationError whose details
-// are the Summary.
+// ValidateKarmada reads the Karmada and checks its namespace against the worker's provisioning
+// namespaces, its spec, spec.crdTarball against this worker's allowlists, and what its pods ask
+// of their nodes against its HostAccess. An invalid spec is a non-retryable ValidationError
+// whose details are the Summary.
 func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, error) {
 	k, found, err := a.get(ctx, ref)
 	if err != nil || !found {
@@ -64,6 +65,11 @@ func (a *Activities) ValidateKarmada(ctx context.Context, ref Ref) (Summary, err
 	}
 	if sum.Deleting {
 		return sum, nil
+	}
+	if !a.provisions(k.Namespace) {
+		// Nothing more is read: the worker may read nothing else there.
+		sum.Invalid = []string{outsideNamespaces(k.Namespace)}
+		return sum, temporal.NewNonRetryableApplicationError(sum.Invalid[0], ErrValidation, nil, sum)
 	}
 	sum.Invalid = append(Validate(k), a.CRDSource.CheckSpec(k)...)
 	sum.Invalid = append(sum.Invalid, a.HostAccess.CheckSpec(k)...)

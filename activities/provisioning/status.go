@@ -39,8 +39,9 @@ func (a *Activities) WriteKarmadaStatus(ctx context.Context, in StatusInput) err
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)
 	// A host cluster that cannot be reached leaves apiServerService as it was, so that the
-	// failure itself can still be reported.
-	if t, err := a.targetOf(ctx, &k); err == nil {
+	// failure itself can still be reported; so does a namespace the worker does not provision,
+	// where it may not read the Service.
+	if t, err := a.statusTarget(ctx, &k); err == nil {
 		svc, err := t.apiServerService(ctx, &k)
 		if err != nil {
 			return err
@@ -76,6 +77,15 @@ func (a *Activities) WriteKarmadaStatus(ctx context.Context, in StatusInput) err
 		return a.recordWarning(ctx, &k, in)
 	}
 	return nil
+}
+
+// statusTarget is the host cluster whose Service the status describes; an error for a namespace
+// the worker does not provision, where it may not read (a remote host's Secret included).
+func (a *Activities) statusTarget(ctx context.Context, k *operatorv1alpha1.Karmada) (*target, error) {
+	if !a.provisions(k.Namespace) {
+		return nil, fmt.Errorf("namespace %s is not provisioned", k.Namespace)
+	}
+	return a.targetOf(ctx, k)
 }
 
 // apiServerService describes the API server's Service: all five fields of seed 000.

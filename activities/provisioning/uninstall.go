@@ -87,6 +87,9 @@ func (t *target) deleteSelected(ctx context.Context, namespace string, gvr schem
 // for a remote host cluster, the local copies of its Secrets; it returns how many. Objects
 // without our labels are never touched.
 func (a *Activities) Uninstall(ctx context.Context, ref Ref) (int, error) {
+	if !a.provisions(ref.Namespace) {
+		return 0, notProvisionedForRemoval(ref)
+	}
 	_, t, err := a.instance(ctx, ref)
 	if err != nil {
 		return 0, err

@@ -18,11 +18,12 @@ import (
 // The install steps that run workloads in the host cluster: the namespace, etcd, the API server
 // and its load balancer, the aggregated API server and the components, each with its wait.
 
-// EnsureNamespace creates the namespace of the instance in its host cluster if it does not
-// exist (a remote host cluster may not have it).
+// EnsureNamespace creates the namespace of the instance in a remote host cluster, with that
+// cluster's kubeconfig, if it does not exist. In the local cluster it exists: the Karmada lives
+// in it (so the worker needs no right on namespaces there).
 func (a *Activities) EnsureNamespace(ctx context.Context, ref Ref) error {
 	_, t, err := a.instance(ctx, ref)
-	if err != nil {
+	if err != nil || !t.remote {
 		return err
 	}
 	_, err = t.kube.CoreV1().Namespaces().Get(ctx, ref.Namespace, metav1.GetOptions{})

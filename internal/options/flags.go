@@ -129,6 +129,8 @@ func (o *Options) addWorkerFlags(sections *cliflag.NamedFlagSets, temporal *pfla
 	fs.StringVar(&o.SearchEtcdKey, "search-etcd-keyfile", o.SearchEtcdKey, "private key of --search-etcd-certfile")
 
 	fs = sections.FlagSet("provisioning")
+	fs.Func("provisioning-namespaces", "comma-separated `namespaces` whose Karmadas alone are provisioned, those where the worker's RBAC lets it write (the chart's provisioning.namespaces); a Karmada of another is refused with Ready=False/ValidationError (unset: every namespace; empty: none)",
+		commaList(&o.ProvisioningNamespaces))
 	fs.StringVar(&o.CRDTarballURL, "crd-tarball-url", o.CRDTarballURL, "CRD tarball of new Karmada control planes whose Karmada names none, {{.Version}} standing for their Karmada version (empty: https://github.com/karmada-io/karmada/releases/download/{{.Version}}/crds.tar.gz, as karmada-operator)")
 	fs.StringVar(&o.CRDTarballCAFile, "crd-tarball-ca-file", o.CRDTarballCAFile, "CA bundle that verifies the server of --crd-tarball-url (empty: the system's roots)")
 	fs.StringVar(&o.CRDTarballTokenSecret, "crd-tarball-token-secret", o.CRDTarballTokenSecret, "<namespace>/<name> of a Secret of the host cluster whose key token is sent to --crd-tarball-url as a bearer token")

@@ -169,6 +169,11 @@ type Options struct {
 	// ProvisioningSelector limits provisioning to the Karmada objects it matches (a label
 	// selector; empty: all), so that karmada-operator keeps the others (starter).
 	ProvisioningSelector string
+	// ProvisioningNamespaces are the only namespaces whose Karmadas the worker provisions:
+	// those where the chart grants it the rights to (provisioning.namespaces). A Karmada of
+	// another namespace is refused with a ValidationError before anything is written. nil
+	// (the flag unset): every namespace, as far as the worker's rights go (worker).
+	ProvisioningNamespaces []string
 	// CRDTarballURL is the CRD tarball installed into new control planes whose Karmada names
 	// none, "{{.Version}}" standing for their Karmada version; empty: Karmada's release, as
 	// karmada-operator downloads it. An offline installation points it at a mirror (worker).

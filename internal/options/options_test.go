@@ -131,6 +131,29 @@ func TestHostAccessNamespacesFlag(t *testing.T) {
 	assert.Error(t, err, "a worker flag")
 }
 
+// TestProvisioningNamespacesFlag: unset, every namespace (nil); set, its namespaces; set empty,
+// none. A name that is no namespace's, or a CRD mirror token outside them (the worker may not
+// read it), is refused.
+func TestProvisioningNamespacesFlag(t *testing.T) {
+	o, err := Parse(Worker, nil, env(nil))
+	require.NoError(t, err)
+	assert.Nil(t, o.ProvisioningNamespaces)
+	o, err = Parse(Worker, []string{"--provisioning-namespaces=tenant1, tenant2", "--crd-tarball-token-secret=tenant2/mirror"}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tenant1", "tenant2"}, o.ProvisioningNamespaces)
+	o, err = Parse(Worker, []string{"--provisioning-namespaces="}, env(nil))
+	require.NoError(t, err)
+	assert.NotNil(t, o.ProvisioningNamespaces)
+	assert.Empty(t, o.ProvisioningNamespaces)
+
+	_, err = Parse(Worker, []string{"--provisioning-namespaces=tenant1,Tenant_2"}, env(nil))
+	assert.ErrorContains(t, err, `--provisioning-namespaces: "Tenant_2" is not a namespace name`)
+	_, err = Parse(Worker, []string{"--provisioning-namespaces=tenant1", "--crd-tarball-token-secret=karmadaflow-system/mirror"}, env(nil))
+	assert.ErrorContains(t, err, "must be in one of --provisioning-namespaces")
+	_, err = Parse(Starter, []string{"--provisioning-namespaces=tenant1"}, env(nil))
+	assert.Error(t, err, "a worker flag")
+}
+
 func TestStarterValidation(t *testing.T) {
 	for name, args := range map[string][]string{
 		"zero ensure period":             {"--ensure-period=0s"},

@@ -183,9 +183,19 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--host-access-namespaces: %q is not a namespace name: %s", ns, strings.Join(problems, "; ")))
 		}
 	}
+	for _, namespace := range o.ProvisioningNamespaces {
+		if msgs := validation.IsDNS1123Label(namespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--provisioning-namespaces: %q is not a namespace name: %s", namespace, strings.Join(msgs, "; ")))
+		}
+	}
 	if o.CRDTarballTokenSecret != "" {
-		if namespace, name, _ := strings.Cut(o.CRDTarballTokenSecret, "/"); namespace == "" || name == "" || strings.Contains(name, "/") {
+		namespace, name, _ := strings.Cut(o.CRDTarballTokenSecret, "/")
+		switch {
+		case namespace == "" || name == "" || strings.Contains(name, "/"):
 			errs = append(errs, fmt.Errorf("--crd-tarball-token-secret must be <namespace>/<name>, got %q", o.CRDTarballTokenSecret))
+		case o.ProvisioningNamespaces != nil && !slices.Contains(o.ProvisioningNamespaces, namespace):
+			// The worker may read Secrets there only.
+			errs = append(errs, fmt.Errorf("--crd-tarball-token-secret %q must be in one of --provisioning-namespaces", o.CRDTarballTokenSecret))
 		}
 	}
 	if o.EnsurePeriod <= 0 {

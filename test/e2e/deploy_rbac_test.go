@@ -18,8 +18,8 @@ import (
 // TestDeployChartRBACRefusesOutside installs the chart's ServiceAccounts and RBAC (and nothing
 // else) for real, with each case's values, on the control plane and on the host, and asks each API server's authorizer
 // what the worker and the starter may do: Secrets only in the namespaces that hold cluster
-// credentials and Karmada instances, the Lease only in karmadaflow's namespace, impersonation
-// only with the proxy on.
+// credentials and Karmada instances, what a Karmada instance is made of only in the latter,
+// the Lease only in karmadaflow's namespace, impersonation only with the proxy on.
 func TestDeployChartRBACRefusesOutside(t *testing.T) {
 	ensureNamespaces(t, testEnv.Host, "karmadaflow-system", "karmada-system")
 	ensureNamespaces(t, testEnv.ControlPlane, "karmadaflow-system", env.ClusterSecretNamespace)
@@ -55,10 +55,27 @@ func TestDeployChartRBACRefusesOutside(t *testing.T) {
 			},
 		},
 		{
-			name: "host", values: []string{"target=host"}, cluster: testEnv.Host,
+			name: "host", values: []string{"target=host", "provisioning.namespaces={karmada-system,karmada-tenant2}"}, cluster: testEnv.Host,
 			checks: []check{
 				{"worker", "create", "", "secrets", "karmada-system", "", true},
 				{"worker", "get", "", "secrets", "default", "", false},
+				// A control plane's objects: only in provisioning.namespaces.
+				{"worker", "create", "", "services", "karmada-tenant2", "", true},
+				{"worker", "delete", "apps", "statefulsets", "karmada-tenant2", "", true},
+				{"worker", "create", "", "services", "default", "", false},
+				{"worker", "create", "apps", "deployments", "default", "", false},
+				{"worker", "update", "apps", "statefulsets", "default", "", false},
+				{"worker", "create", "policy", "poddisruptionbudgets", "default", "", false},
+				{"worker", "list", "", "pods", "default", "", false},
+				{"worker", "update", "operator.karmada.io", "karmadas", "default", "", false},
+				{"worker", "update", "operator.karmada.io", "karmadas", "karmada-tenant2", "", true},
+				{"worker", "create", "", "namespaces", "", "", false},
+				// Cluster-wide: reading any Karmada and reporting on it (a refusal too), and the
+				// nodes a NodePort is reached at.
+				{"worker", "get", "operator.karmada.io", "karmadas", "default", "", true},
+				{"worker", "update", "operator.karmada.io", "karmadas/status", "default", "", true},
+				{"worker", "create", "", "events", "default", "", true},
+				{"worker", "list", "", "nodes", "", "", true},
 				{"starter", "get", "", "secrets", "karmada-system", "", false},
 				{"starter", "update", "coordination.k8s.io", "leases", "karmadaflow-system", "karmadaflow-starter", true},
 				{"starter", "update", "coordination.k8s.io", "leases", "default", "karmadaflow-starter", false},

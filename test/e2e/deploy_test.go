@@ -55,10 +55,22 @@ func TestDeployChartAppliesOnServer(t *testing.T) {
 				requireObjects(t, objects, "CustomResourceDefinition/karmadas.operator.karmada.io",
 					"Deployment/karmadaflow-worker", "Deployment/karmadaflow-starter", "Job/karmadaflow-bootstrap",
 					"Service/karmadaflow-worker-metrics", "ClusterRole/karmadaflow-worker",
-					"Role/karmadaflow-starter-leader-election", "Role/karmadaflow-worker-instance-secrets")
+					"Role/karmadaflow-starter-leader-election", "Role/karmadaflow-worker-instances")
 				assert.Subset(t, args(t, objects["Deployment/karmadaflow-worker"]),
-					[]string{"--enable-work-execution=true", "--enable-cluster-health=true", "--enable-provisioning=true"})
-				assert.Equal(t, "karmada-system", objects["Role/karmadaflow-worker-instance-secrets"].GetNamespace())
+					[]string{"--enable-work-execution=true", "--enable-cluster-health=true", "--enable-provisioning=true",
+						"--provisioning-namespaces=karmada-system"})
+				// What a control plane is made of is written in provisioning.namespaces only.
+				instances := objects["Role/karmadaflow-worker-instances"]
+				assert.Equal(t, "karmada-system", instances.GetNamespace())
+				for _, resource := range []string{"secrets", "services", "deployments", "statefulsets", "poddisruptionbudgets", "pods", "namespaces"} {
+					assert.False(t, grantsOn(t, objects["ClusterRole/karmadaflow-worker"], resource), "the worker's ClusterRole grants %s", resource)
+				}
+				for _, resource := range []string{"secrets", "services", "deployments", "statefulsets", "poddisruptionbudgets"} {
+					for _, verb := range []string{"create", "update", "patch", "delete"} {
+						assert.True(t, grantsVerbOn(t, instances, verb, resource), "the worker's Role does not grant %s %s", verb, resource)
+					}
+				}
+				assert.False(t, grantsOn(t, instances, "namespaces"), "namespaces are cluster-scoped")
 				assert.NotContains(t, objects, "Service/karmadaflow-proxy")
 			},
 		},
@@ -137,7 +149,7 @@ func TestDeployChartAppliesOnServer(t *testing.T) {
 			name: "beside Karmada host provisioning by label", cluster: testEnv.Host,
 			values: []string{"target=host", "mode=besideKarmada", "provisioning.enabled=true", "provisioning.selector=karmadaflow.io/provision=true"},
 			check: func(t *testing.T, objects map[string]*unstructured.Unstructured) {
-				requireObjects(t, objects, "ClusterRole/karmadaflow-worker", "Role/karmadaflow-worker-instance-secrets")
+				requireObjects(t, objects, "ClusterRole/karmadaflow-worker", "Role/karmadaflow-worker-instances")
 				assert.NotContains(t, objects, "CustomResourceDefinition/karmadas.operator.karmada.io", "karmada-operator's CRD")
 				assert.Subset(t, args(t, objects["Deployment/karmadaflow-starter"]),
 					[]string{"--enable-provisioning=true", "--provisioning-selector=karmadaflow.io/provision=true"})
@@ -340,6 +352,13 @@ func rules(t *testing.T, role *unstructured.Unstructured) []map[string]any {
 // grants tells whether a role grants verb on anything.
 func grants(t *testing.T, role *unstructured.Unstructured, verb string) bool {
 	return slices.ContainsFunc(rules(t, role), func(r map[string]any) bool { return slices.Contains(r["verbs"].([]any), any(verb)) })
+}
+
+// grantsVerbOn tells whether a role grants verb on resource.
+func grantsVerbOn(t *testing.T, role *unstructured.Unstructured, verb, resource string) bool {
+	return slices.ContainsFunc(rules(t, role), func(r map[string]any) bool {
+		return slices.Contains(r["resources"].([]any), any(resource)) && slices.Contains(r["verbs"].([]any), any(verb))
+	})
 }
 
 // grantsOn tells whether a role grants anything on resource.

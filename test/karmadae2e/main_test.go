@@ -50,10 +50,11 @@ func run(m *testing.M) int {
 	}
 	defer e.Stop()
 	testEnv = e
-	// The upgrade's etcd keeps its data on a hostPath, which its namespace alone may ask for.
-	svc, err = service.Start(ctx, e, service.Options{ChartValues: []string{
-		"provisioning.namespaces={" + strings.Join([]string{nsDefault, nsFull, nsEndpoint, nsImmutable, nsRenew, nsUpgrade}, ",") + "}",
-	}, WorkerArgs: []string{"--host-access-namespaces=" + nsUpgrade}})
+	// The worker's rights and its --provisioning-namespaces, as the chart gives both; the
+	// upgrade's etcd keeps its data on a hostPath, which its namespace alone may ask for.
+	namespaces := strings.Join([]string{nsDefault, nsFull, nsEndpoint, nsImmutable, nsRenew, nsUpgrade}, ",")
+	svc, err = service.Start(ctx, e, service.Options{ChartValues: []string{"provisioning.namespaces={" + namespaces + "}"},
+		WorkerArgs: []string{"--provisioning-namespaces=" + namespaces, "--host-access-namespaces=" + nsUpgrade}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,10 @@ var (
 	// tarballAddress is where tests serve the tarballs their Karmadas name in spec.crdTarball
 	// (serveTarballs): http://<it>/tarballs/ is what the workers allow.
 	tarballAddress string
+	// provisioningNamespaces are the namespaces of the tests' Karmada objects: the chart's
+	// provisioning.namespaces, where alone the workers may write.
+	provisioningNamespaces = []string{"tenant-np", "tenant-cip", "tenant-lb", "tenant-remote", "tenant-invalid", "tenant-loss",
+		"tenant-other", "tenant-bomb", "tenant-fetch", "tenant-hostile", nsHostAccess}
 )
 
 func TestMain(m *testing.M) {
@@ -48,12 +53,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// Two workers on the task queue. They may touch Secrets only in the namespaces of the
-	// tests' Karmada objects, download a spec.crdTarball only from the tests' tarballs, and
+	// Two workers on the task queue. They may write a control plane's objects only in the
+	// namespaces of the tests' Karmada objects (the chart's RBAC, and its
+	// --provisioning-namespaces), download a spec.crdTarball only from the tests' tarballs, and
 	// give pods host access only in nsHostAccess.
-	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{
-		"provisioning.namespaces={tenant-np,tenant-cip,tenant-lb,tenant-remote,tenant-invalid,tenant-loss,tenant-other,tenant-bomb,tenant-fetch,tenant-hostile," + nsHostAccess + "}",
-	}, WorkerArgs: []string{"--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/", "--host-access-namespaces=" + nsHostAccess}})
+	namespaces := strings.Join(provisioningNamespaces, ",")
+	svc, err = service.Start(ctx, e, service.Options{Workers: 2, ChartValues: []string{"provisioning.namespaces={" + namespaces + "}"},
+		WorkerArgs: []string{"--provisioning-namespaces=" + namespaces, "--crd-tarball-allowed-url-prefixes=http://" + tarballAddress + "/tarballs/",
+			"--host-access-namespaces=" + nsHostAccess}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -92,7 +92,8 @@ func run(ctx context.Context, cfg config) error {
 			log.Print(err)
 		}
 	}()
-	svc, err := service.Start(ctx, e, service.Options{ChartValues: []string{"provisioning.namespaces={" + nsOne + "," + nsMany + "}"}})
+	svc, err := service.Start(ctx, e, service.Options{ChartValues: []string{"provisioning.namespaces={" + nsOne + "," + nsMany + "}"},
+		WorkerArgs: []string{"--provisioning-namespaces=" + nsOne + "," + nsMany}})
 	if err != nil {
 		return err
 	}
