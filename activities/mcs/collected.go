@@ -40,16 +40,29 @@ const eventActionDispatch = "DispatchEndpointSlices"
 // droppedSlice is a collected Work left out of dispatch, and why.
 type droppedSlice struct {
 	Provider string
-	Work     string // namespace/name
-	Reason   string // one of the Drop reasons
-	Detail   string // what the Work held instead
+	Work     string                     // namespace/name
+	Reason   string                     // one of the Drop reasons
+	Detail   string                     // what the Work held instead
+	work     *unstructured.Unstructured // what an Event relates to (workReference)
+}
+
+// workReference is what an Event needs of a Work to relate to it, whatever the copy at hand
+// kept (the Work cache keeps less).
+func workReference(work *unstructured.Unstructured) *unstructured.Unstructured {
+	ref := &unstructured.Unstructured{}
+	ref.SetAPIVersion(kube.Works.GroupVersion().String())
+	ref.SetKind("Work")
+	ref.SetNamespace(work.GetNamespace())
+	ref.SetName(work.GetName())
+	ref.SetUID(work.GetUID())
+	return ref
 }
 
 // collectedSlice is the EndpointSlice a provider's collected Work holds, if it is one of the
 // Service of ref (its namespace, and kubernetes.io/service-name its name); otherwise why not.
 func collectedSlice(work *unstructured.Unstructured, provider string, ref Ref) (*discoveryv1.EndpointSlice, *droppedSlice) {
 	drop := func(reason, detail string) *droppedSlice {
-		return &droppedSlice{Provider: provider, Work: work.GetNamespace() + "/" + work.GetName(), Reason: reason, Detail: detail}
+		return &droppedSlice{Provider: provider, Work: work.GetNamespace() + "/" + work.GetName(), Reason: reason, Detail: detail, work: workReference(work)}
 	}
 	slice, err := sliceOfWork(work)
 	if err != nil {
@@ -65,9 +78,16 @@ func collectedSlice(work *unstructured.Unstructured, provider string, ref Ref) (
 	return slice, nil
 }
 
-// reportDropped counts each collected Work left out of dispatch, and writes one Warning Event
-// per reason on the MultiClusterService. Its note names no consumer: the dispatch to each
-// consumer finds the same Works, and the Event recorder folds equal Events into a series.
+// maxDroppedEvents bounds the Events one dispatch writes of the Works it left out: however many
+// a member writes, the metric counts them all.
+const maxDroppedEvents = 10
+
+// reportDropped counts each collected Work left out of dispatch, and writes a Warning Event on
+// the MultiClusterService for each (at most maxDroppedEvents), related to the Work. The Event
+// recorder folds an Event into an earlier one of the same object, related object, reason and
+// action, whatever its note: relating each to its Work keeps every Work named. The note names
+// no consumer, so that the dispatches to each consumer, which find the same Works, and those of
+// later reconciles make one series.
 func (a *Activities) reportDropped(ctx context.Context, ref Ref, dropped []droppedSlice) {
 	if len(dropped) == 0 {
 		return
@@ -82,31 +102,23 @@ func (a *Activities) reportDropped(ctx context.Context, ref Ref, dropped []dropp
 	if err != nil {
 		return // counted; the Event waits for the next dispatch that finds them
 	}
-	for _, reason := range []string{DropNamespace, DropService, DropUndecodable} {
-		var works []string
-		for _, d := range dropped {
-			if d.Reason == reason {
-				works = append(works, fmt.Sprintf("%s from %s (%s)", d.Work, d.Provider, d.Detail))
-			}
-		}
-		if len(works) == 0 {
-			continue
-		}
-		slices.Sort(works)
-		a.Events.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonCollectedSliceDropped, eventActionDispatch, "%s",
-			truncate(droppedNote(ref, reason)+": "+strings.Join(works, "; "), maxEventNote))
+	dropped = slices.Clone(dropped)
+	slices.SortFunc(dropped, func(x, y droppedSlice) int { return strings.Compare(x.Work, y.Work) })
+	for _, d := range dropped[:min(len(dropped), maxDroppedEvents)] {
+		a.Events.Eventf(obj, d.work, corev1.EventTypeWarning, EventReasonCollectedSliceDropped, eventActionDispatch, "%s",
+			truncate(fmt.Sprintf("%s: %s from %s (%s)", droppedNote(ref, d.Reason), d.Work, d.Provider, d.Detail), maxEventNote))
 	}
 }
 
-// droppedNote says why the collected Works of reason are not dispatched.
+// droppedNote says why a collected Work of reason is not dispatched.
 func droppedNote(ref Ref, reason string) string {
 	switch reason {
 	case DropNamespace:
-		return "collected Works holding an EndpointSlice of another namespace than " + ref.Namespace + " are not dispatched"
+		return "a collected Work holding an EndpointSlice of another namespace than " + ref.Namespace + " is not dispatched"
 	case DropService:
-		return "collected Works holding an EndpointSlice of another Service than " + ref.String() + " are not dispatched"
+		return "a collected Work holding an EndpointSlice of another Service than " + ref.String() + " is not dispatched"
 	default:
-		return "collected Works that do not hold one EndpointSlice are not dispatched"
+		return "a collected Work that does not hold one EndpointSlice is not dispatched"
 	}
 }
 
