@@ -51,9 +51,9 @@ func (a *Activities) readAgentCollection(ctx context.Context, in CollectInput) (
 			}
 			continue
 		}
-		slice, err := sliceOfWork(&w)
-		if err != nil {
-			return res, fmt.Errorf("the Work %s/%s karmada-agent collected: %w", w.GetNamespace(), w.GetName(), err)
+		slice, dropped := collectedSlice(&w, in.Provider, in.MCS)
+		if dropped != nil {
+			continue // left out of dispatch too, which reports it
 		}
 		res.Slices = append(res.Slices, SliceRef{Name: slice.Name, Generation: slice.Generation})
 	}

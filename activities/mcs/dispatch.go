@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -51,8 +50,30 @@ func (a *Activities) dispatchEndpointSlices(ctx context.Context, in DispatchInpu
 func (a *Activities) dispatchFrom(ctx context.Context, in DispatchInput, portNames []string, sources map[string][]unstructured.Unstructured, current []unstructured.Unstructured) (DispatchResult, error) {
 	var res DispatchResult
 	start := time.Now()
+	desired, dropped := desiredDispatched(in, portNames, sources)
+	a.reportDropped(ctx, in.MCS, dropped)
+	onlyProviders := in.Providers
+	if in.Exclusive {
+		onlyProviders = nil
+	}
+	changed, err := a.syncWorks(ctx, current, desired, onlyProviders, in.Unready)
+	if err != nil {
+		return res, err
+	}
+	res.Works, res.Changed = len(desired), changed
+	if res.Changed {
+		a.Metrics.observeSliceSync(in.Consumer, time.Since(earliest(in.DetectedAt, start)))
+	}
+	return res, nil
+}
+
+// desiredDispatched is what the consumer of in is to hold of the slices collected from each of
+// its providers (sources): one Work per collected slice of the MultiClusterService's Service,
+// by name, and the collected Works left out (collectedSlice).
+func desiredDispatched(in DispatchInput, portNames []string, sources map[string][]unstructured.Unstructured) (map[string]*unstructured.Unstructured, []droppedSlice) {
 	namespace := naming.ExecutionNamespace(in.Consumer)
 	desired := map[string]*unstructured.Unstructured{}
+	var dropped []droppedSlice
 	for _, provider := range in.Providers {
 		if provider == in.Consumer {
 			continue
@@ -62,13 +83,13 @@ func (a *Activities) dispatchFrom(ctx context.Context, in DispatchInput, portNam
 			if collected[i].GetDeletionTimestamp() != nil {
 				continue // its slice is gone from the provider
 			}
-			slice, err := sliceOfWork(&collected[i])
-			if err != nil {
-				return res, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidWork", err)
+			slice, drop := collectedSlice(&collected[i], provider, in.MCS)
+			if drop != nil {
+				dropped = append(dropped, *drop)
+				continue
 			}
-			manifest := dispatchedSliceManifest(slice, provider, portNames)
-			sliceName := naming.DispatchedSliceName(provider, slice.Name)
-			name := naming.WorkName("EndpointSlice", sliceName, slice.Namespace)
+			manifest := dispatchedSliceManifest(slice, in.MCS, provider, portNames)
+			name := naming.WorkName("EndpointSlice", naming.DispatchedSliceName(provider, slice.Name), in.MCS.Namespace)
 			lbls := workLabels(in.MCS, naming.RoleDispatched)
 			lbls[naming.LabelProvider] = provider
 			annotations := map[string]string{
@@ -84,19 +105,7 @@ func (a *Activities) dispatchFrom(ctx context.Context, in DispatchInput, portNam
 			desired[name] = work
 		}
 	}
-	onlyProviders := in.Providers
-	if in.Exclusive {
-		onlyProviders = nil
-	}
-	changed, err := a.syncWorks(ctx, current, desired, onlyProviders, in.Unready)
-	if err != nil {
-		return res, err
-	}
-	res.Works, res.Changed = len(desired), changed
-	if res.Changed {
-		a.Metrics.observeSliceSync(in.Consumer, time.Since(earliest(in.DetectedAt, start)))
-	}
-	return res, nil
+	return desired, dropped
 }
 
 // exposedPortNames resolves spec.ports to the Service port names whose endpoints are exposed;

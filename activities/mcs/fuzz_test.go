@@ -18,7 +18,9 @@ import (
 // FuzzSliceOfWork decodes the EndpointSlice of any collected Work (as JSON, the way the API
 // server's answer is decoded): an error or a slice that makes the round trip a collected
 // Work makes (recorded with collectedSliceManifest, decoded again) unchanged, and whose
-// dispatched form keeps only the exposed ports and none of the provider's nodes or zones.
+// dispatched form keeps only the exposed ports and none of the provider's nodes or zones, and
+// is of the MultiClusterService's namespace and Service whatever the Work says; a slice of any
+// other is never accepted for dispatch.
 func FuzzSliceOfWork(f *testing.F) {
 	for _, seed := range []string{
 		`{"apiVersion":"work.karmada.io/v1alpha1","kind":"Work","metadata":{"name":"w","namespace":"karmada-es-m1"},"spec":{"workload":{"manifests":[{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"foo-abc","namespace":"demo","generation":2,"labels":{"kubernetes.io/service-name":"foo"}},"addressType":"IPv4","endpoints":[{"addresses":["10.0.0.1"],"conditions":{"ready":true},"nodeName":"n1","zone":"z","targetRef":{"kind":"Pod","name":"p"}}],"ports":[{"name":"http","port":80,"protocol":"TCP"},{"port":81}]}]}}}`,
@@ -49,8 +51,15 @@ func FuzzSliceOfWork(f *testing.F) {
 
 		var dispatched discoveryv1.EndpointSlice
 		portNames := []string{portName}
-		if err := kube.FromUnstructured(&unstructured.Unstructured{Object: dispatchedSliceManifest(slice, provider, portNames)}, &dispatched); err != nil {
+		if err := kube.FromUnstructured(&unstructured.Unstructured{Object: dispatchedSliceManifest(slice, Ref{Namespace: "demo", Name: "foo"}, provider, portNames)}, &dispatched); err != nil {
 			t.Fatalf("a dispatched slice does not decode: %v", err)
+		}
+		if dispatched.Namespace != "demo" || dispatched.Labels[networkingv1alpha1.LabelServiceName] != "foo" {
+			t.Fatalf("dispatched as %s/%s for Service %q, not for demo/foo", dispatched.Namespace, dispatched.Name, dispatched.Labels[networkingv1alpha1.LabelServiceName])
+		}
+		if accepted, dropped := collectedSlice(work, provider, Ref{Namespace: "demo", Name: "foo"}); dropped == nil &&
+			(accepted.Namespace != "demo" || accepted.Labels[networkingv1alpha1.LabelServiceName] != "foo") {
+			t.Fatalf("accepted a collected slice of %s/%s for Service %q", accepted.Namespace, accepted.Name, accepted.Labels[networkingv1alpha1.LabelServiceName])
 		}
 		if len(dispatched.Endpoints) != len(slice.Endpoints) {
 			t.Fatalf("%d endpoints dispatched of %d", len(dispatched.Endpoints), len(slice.Endpoints))

@@ -81,15 +81,17 @@ func collectedSliceManifest(slice *discoveryv1.EndpointSlice) map[string]any {
 }
 
 // dispatchedSliceManifest is a collected slice as a consumer receives it: renamed after its
-// provider, labelled for the consumer's Service, and limited to the exposed port names.
-func dispatchedSliceManifest(slice *discoveryv1.EndpointSlice, provider string, portNames []string) map[string]any {
+// provider, in the namespace of the MultiClusterService ref and labelled for its Service
+// whatever the collected slice says (see collectedSlice), and limited to the exposed port
+// names.
+func dispatchedSliceManifest(slice *discoveryv1.EndpointSlice, ref Ref, provider string, portNames []string) map[string]any {
 	out := discoveryv1.EndpointSlice{
 		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      naming.DispatchedSliceName(provider, slice.Name),
-			Namespace: slice.Namespace,
+			Namespace: ref.Namespace,
 			Labels: map[string]string{
-				networkingv1alpha1.LabelServiceName:            slice.Labels[networkingv1alpha1.LabelServiceName],
+				networkingv1alpha1.LabelServiceName:            ref.Name,
 				networkingv1alpha1.LabelEndpointSliceManagedBy: networkingv1alpha1.ManagedByEndpointSliceDispatch,
 			},
 			Annotations: map[string]string{

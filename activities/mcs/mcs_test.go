@@ -112,9 +112,10 @@ func TestDispatchedSliceIsRenamedAndLabelled(t *testing.T) {
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.5"}, NodeName: &http}},
 		Ports:       []discoveryv1.EndpointPort{{Name: &http}, {Name: &metrics}},
 	}
-	m := dispatchedSliceManifest(source, "member1", []string{"http"})
+	m := dispatchedSliceManifest(source, Ref{Namespace: "default", Name: "foo"}, "member1", []string{"http"})
 	u := unstructured.Unstructured{Object: m}
-	assert.Equal(t, "member1-foo-abc", u.GetName())
+	assert.Equal(t, "member1.foo-abc", u.GetName())
+	assert.Equal(t, "default", u.GetNamespace())
 	assert.Equal(t, networkingv1alpha1.ManagedByEndpointSliceDispatch, u.GetLabels()[networkingv1alpha1.LabelEndpointSliceManagedBy])
 	assert.Equal(t, "foo", u.GetLabels()[networkingv1alpha1.LabelServiceName])
 	assert.Equal(t, "member1", u.GetAnnotations()[networkingv1alpha1.AnnotationProvisionCluster])

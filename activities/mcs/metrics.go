@@ -15,6 +15,7 @@ type Metrics struct {
 	Errors            *prometheus.CounterVec
 	Withdrawals       *prometheus.CounterVec
 	WorkLists         *prometheus.CounterVec
+	DroppedSlices     *prometheus.CounterVec
 }
 
 // Why a read of a MultiClusterService's Works listed them from the API server rather than
@@ -59,7 +60,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "mcs_work_lists_total",
 		Help: "Lists of a MultiClusterService's Works from the control plane's API server (a pass over every Work there), by why the worker's Work cache did not answer: moved, cache-unanswerable, lagging or deletion.",
 	}, []string{"reason"})
-	reg.MustRegister(m.SyncService, m.SyncEndpointSlice, m.Errors, m.Withdrawals, m.WorkLists)
+	m.DroppedSlices = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcs_collected_slices_dropped_total",
+		Help: "Collected EndpointSlices left out of a dispatch to a consumer, by reason (namespace or service: of another namespace or Service than the MultiClusterService's; undecodable: the Work holds no single EndpointSlice) and provider cluster.",
+	}, []string{"reason", "cluster"})
+	reg.MustRegister(m.SyncService, m.SyncEndpointSlice, m.Errors, m.Withdrawals, m.WorkLists, m.DroppedSlices)
 	return m
 }
 
@@ -86,6 +91,12 @@ func (m *Metrics) observeSliceSync(consumer string, d time.Duration) {
 func (m *Metrics) countWorkList(reason string) {
 	if m != nil {
 		m.WorkLists.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) countDropped(reason, provider string) {
+	if m != nil {
+		m.DroppedSlices.WithLabelValues(reason, provider).Inc()
 	}
 }
 

@@ -4,12 +4,15 @@
 package naming
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
 	workv1alpha1 "github.com/karmadaflow/karmadaflow/api/work/v1alpha1"
@@ -84,9 +87,41 @@ func WorkName(kind, name, namespace string) string {
 		rand.SafeEncodeString(fmt.Sprint(hash.Sum32())))
 }
 
-// DispatchedSliceName is the name of provider's slice once dispatched to a consumer. The
-// provider prefix keeps equal slice names from two providers apart.
-func DispatchedSliceName(provider, slice string) string { return provider + "-" + slice }
+// DispatchedSliceName is the name of provider's slice once dispatched to a consumer:
+// "<provider>.<slice>". A provider's name is a DNS-1123 label, without '.' (Karmada's rule for
+// cluster names; a MultiClusterService ignores Clusters named otherwise), so the first '.' ends
+// the provider's part and two providers' slices never share a name, whatever their names: "a" with
+// "b-x" and "a-b" with "x" are "a.b-x" and "a-b.x". A name that would be longer than
+// MaxDispatchedSliceName keeps the provider's part whole, and of the slice's, its beginning and
+// a hash of all of it. The result is a DNS-1123 subdomain, as an EndpointSlice's name must be.
+func DispatchedSliceName(provider, slice string) string {
+	name := provider + "." + slice
+	if len(name) <= MaxDispatchedSliceName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(slice))
+	hash := hex.EncodeToString(sum[:dispatchedSliceHashBytes])
+	kept := slice[:max(0, MaxDispatchedSliceName-len(provider)-len(".-")-len(hash))]
+	// The part ends where a label may: not on '-' or '.', which would leave "-." or ".-".
+	kept = strings.TrimRight(kept, "-.")
+	if kept == "" {
+		return provider + "." + hash
+	}
+	return provider + "." + kept + "-" + hash
+}
+
+// MaxDispatchedSliceName is the longest name DispatchedSliceName gives: short enough that the
+// dispatched slice's Work name (WorkName adds '-' and up to ten characters of hash) is a DNS-1123
+// subdomain of at most 253 characters too.
+const MaxDispatchedSliceName = validation.DNS1123SubdomainMaxLength - len("-") - workNameHashMaxLength
+
+// workNameHashMaxLength is the longest hash WorkName appends: a 32-bit number's decimal
+// digits, each encoded as one character.
+const workNameHashMaxLength = 10
+
+// dispatchedSliceHashBytes is how much of a long slice name's SHA-256 a dispatched name keeps
+// (16 hex digits): two slices of one provider sharing a long beginning stay apart.
+const dispatchedSliceHashBytes = 8
 
 // Keys karmadaflow shares with Karmada (the MultiClusterService ones live in
 // api/networking/v1alpha1).

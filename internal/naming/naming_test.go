@@ -1,9 +1,11 @@
 package naming
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 func TestWorkNameMatchesKarmada(t *testing.T) {
@@ -59,4 +61,30 @@ func TestCapabilityTaskQueuesLeadBackToTheBase(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "karmadaflow-cluster", CapabilityTaskQueue("karmadaflow", CapabilityCluster))
+}
+
+// Dispatched names keep two providers' slices apart whatever their names, and stay valid
+// EndpointSlice names, with valid Work names, however long the slice's name.
+func TestDispatchedSliceNames(t *testing.T) {
+	assert.Equal(t, "a.b-x", DispatchedSliceName("a", "b-x"))
+	assert.Equal(t, "a-b.x", DispatchedSliceName("a-b", "x"))
+	assert.NotEqual(t, DispatchedSliceName("a", "b-x"), DispatchedSliceName("a-b", "x"))
+
+	provider := strings.Repeat("p", 48)                              // the longest cluster name
+	long := strings.Repeat("s", 200) + "-" + strings.Repeat("t", 52) // 253 characters
+	longer := long[:len(long)-1] + "u"                               // the same length, another end
+	dotted := strings.Repeat("a.", 126) + "b"                        // cut where a '.' would end it
+	for _, slice := range []string{"foo-abc", long, longer, dotted, strings.Repeat("x", 193), strings.Repeat("x", 194)} {
+		name := DispatchedSliceName(provider, slice)
+		assert.LessOrEqual(t, len(name), MaxDispatchedSliceName, "slice of %d characters", len(slice))
+		assert.Empty(t, validation.IsDNS1123Subdomain(name), "dispatched name %q", name)
+		work := WorkName("EndpointSlice", name, "default")
+		assert.LessOrEqual(t, len(work), validation.DNS1123SubdomainMaxLength, "Work name of a slice of %d characters", len(slice))
+		assert.Empty(t, validation.IsDNS1123Subdomain(work), "Work name %q", work)
+		before, _, _ := strings.Cut(name, ".")
+		assert.Equal(t, provider, before, "the provider's part ends at the first '.'")
+	}
+	assert.Equal(t, provider+"."+strings.Repeat("x", 193), DispatchedSliceName(provider, strings.Repeat("x", 193)), "a name that fits is kept whole")
+	assert.NotEqual(t, DispatchedSliceName(provider, long), DispatchedSliceName(provider, longer), "long names that differ at the end stay apart")
+	assert.Equal(t, DispatchedSliceName(provider, long), DispatchedSliceName(provider, long), "the same name each time")
 }

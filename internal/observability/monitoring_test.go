@@ -48,7 +48,7 @@ func TestMonitoringNamesServedMetrics(t *testing.T) {
 			named = append(named, name)
 		}
 	}
-	for _, want := range []string{"mcs_errors_total", "mcs_provider_withdrawals_total", "workqueue_depth",
+	for _, want := range []string{"mcs_errors_total", "mcs_provider_withdrawals_total", "mcs_collected_slices_dropped_total", "workqueue_depth",
 		"temporal_workflow_task_execution_failed_total", "temporal_workflow_task_schedule_to_start_latency_seconds_bucket",
 		certexpiry.MetricName} {
 		require.True(t, slices.Contains(named, want), "the monitoring files do not name %s", want)

@@ -22,7 +22,8 @@ import (
 // Karmada's own controllers: both write the collected slices into Works in the provider's
 // execution namespace, the dispatched ones into Works in each consumer's, labelled with the
 // MultiClusterService's name and namespace, and Karmada's execution controller applies the
-// dispatched Works as slices named <provider>-<slice>, labelled and annotated alike.
+// dispatched Works as slices labelled and annotated alike (named <provider>.<slice> by
+// karmadaflow, <provider>-<slice> by Karmada).
 
 // BesideService is the Service and MultiClusterService of a stream beside Karmada.
 const BesideService = "lat"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 )
 
@@ -353,5 +354,5 @@ func (t *coldTracker) laggards(consumers []string, n int) []string {
 
 // dispatchedName is the name of a cold Service's dispatched slice in a consumer.
 func (t *coldTracker) dispatchedName(service string) string {
-	return t.provider + "-" + service + "-bench"
+	return naming.DispatchedSliceName(t.provider, service+"-bench")
 }

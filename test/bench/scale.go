@@ -11,6 +11,7 @@ import (
 	"time"
 
 	networkingv1alpha1 "github.com/karmadaflow/karmadaflow/api/networking/v1alpha1"
+	"github.com/karmadaflow/karmadaflow/internal/naming"
 	"github.com/karmadaflow/karmadaflow/workflows/mcs"
 )
 
@@ -52,7 +53,9 @@ type scaleService struct {
 func (s scaleService) slice() string { return s.name + "-bench" }
 
 // dispatched is the name of a provider's slice in a consumer.
-func (s scaleService) dispatched(provider string) string { return provider + "-" + s.slice() }
+func (s scaleService) dispatched(provider string) string {
+	return naming.DispatchedSliceName(provider, s.slice())
+}
 
 // involves reports whether the service has cluster among its providers or consumers.
 func (s scaleService) involves(cluster string) bool {

@@ -110,7 +110,7 @@ func smokeRun(t *testing.T, root string) {
 	text := out.String()
 
 	// 1. MultiClusterService: member1's endpoints dispatched into member2, status shown.
-	assert.Regexp(t, `(?m)^member1-foo-\S+\s+IPv4\s+8080\s+10\.1\.`, text, "member1's slice of foo in member2")
+	assert.Regexp(t, `(?m)^member1\.foo-\S+\s+IPv4\s+8080\s+10\.1\.`, text, "member1's slice of foo in member2")
 	// 2. Provisioning: Ready with its API server Service, and the new control plane answers.
 	assert.Regexp(t, `(?m)^demo\s+True`, text, "Karmada tenant1/demo Ready")
 	assert.Regexp(t, `status.apiServerService: \{"name":"demo-karmada-apiserver","nodePort":\d+,"port":5443,"serviceType":"NodePort"\}`, text)

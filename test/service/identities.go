@@ -193,28 +193,11 @@ func writeTokenKubeconfig(ctx context.Context, cluster *env.Cluster, account, pa
 }
 
 // StartAgent runs the agent of the Pull cluster member (worker --cluster) as the chart installs
-// it: the chart's agent identity in the member (target member) and in the control plane
-// (agent.pullClusters, with the quota of its execution namespace), each a kubeconfig with a
-// token of its ServiceAccount, and no Temporal setting; it waits until the agent is ready. Its
-// instance is "worker-agent-<cluster>", for Kill and StopInstance.
+// it, with the identities of AgentIdentities, and no Temporal setting; it waits until the
+// agent is ready. Its instance is "worker-agent-<cluster>", for Kill and StopInstance.
 func (s *Service) StartAgent(ctx context.Context, member *env.Cluster) error {
-	dir := filepath.Join(s.env.Dir, "identities")
-	if err := ApplyChartIdentities(ctx, member, append([]string{"target=member", "agent.cluster=" + member.Name}, s.opts.ChartValues...)); err != nil {
-		return err
-	}
-	if err := ApplyChartObjects(ctx, s.env.ControlPlane, append([]string{"target=controlPlane", "agent.pullClusters={" + member.Name + "}"}, s.opts.ChartValues...),
-		AgentControlPlaneKinds...); err != nil {
-		return err
-	}
-	if err := WaitForQuotaCounted(ctx, s.env.ControlPlane, "karmada-es-"+member.Name, AgentWorkQuota); err != nil {
-		return err
-	}
-	memberKubeconfig := filepath.Join(dir, "agent-"+member.Name+"-member.kubeconfig")
-	if err := writeTokenKubeconfig(ctx, member, "karmadaflow-agent", memberKubeconfig); err != nil {
-		return err
-	}
-	controlPlaneKubeconfig := filepath.Join(dir, "agent-"+member.Name+"-controlPlane.kubeconfig")
-	if err := writeTokenKubeconfig(ctx, s.env.ControlPlane, "karmadaflow-agent-"+member.Name, controlPlaneKubeconfig); err != nil {
+	memberKubeconfig, controlPlaneKubeconfig, err := s.AgentIdentities(ctx, member)
+	if err != nil {
 		return err
 	}
 	return s.StartInstance(ctx, AgentInstance(member.Name), []string{"--cluster", member.Name,
@@ -247,6 +230,33 @@ func WaitForQuotaCounted(ctx context.Context, cluster *env.Cluster, namespace, n
 		return fmt.Errorf("the quota %s/%s in %s: %w (last: %v)", namespace, name, cluster.Name, err, last)
 	}
 	return nil
+}
+
+// AgentIdentities makes the chart's identities of the agent of the Pull cluster member, in the
+// member (target member) and in the control plane (agent.pullClusters, with the quota of its
+// execution namespace, once counted), and returns a kubeconfig of each, with a token of its
+// ServiceAccount.
+func (s *Service) AgentIdentities(ctx context.Context, member *env.Cluster) (memberKubeconfig, controlPlaneKubeconfig string, err error) {
+	dir := filepath.Join(s.env.Dir, "identities")
+	if err := ApplyChartIdentities(ctx, member, append([]string{"target=member", "agent.cluster=" + member.Name}, s.opts.ChartValues...)); err != nil {
+		return "", "", err
+	}
+	if err := ApplyChartObjects(ctx, s.env.ControlPlane, append([]string{"target=controlPlane", "agent.pullClusters={" + member.Name + "}"}, s.opts.ChartValues...),
+		AgentControlPlaneKinds...); err != nil {
+		return "", "", err
+	}
+	if err := WaitForQuotaCounted(ctx, s.env.ControlPlane, "karmada-es-"+member.Name, AgentWorkQuota); err != nil {
+		return "", "", err
+	}
+	memberKubeconfig = filepath.Join(dir, "agent-"+member.Name+"-member.kubeconfig")
+	if err := writeTokenKubeconfig(ctx, member, "karmadaflow-agent", memberKubeconfig); err != nil {
+		return "", "", err
+	}
+	controlPlaneKubeconfig = filepath.Join(dir, "agent-"+member.Name+"-controlPlane.kubeconfig")
+	if err := writeTokenKubeconfig(ctx, s.env.ControlPlane, "karmadaflow-agent-"+member.Name, controlPlaneKubeconfig); err != nil {
+		return "", "", err
+	}
+	return memberKubeconfig, controlPlaneKubeconfig, nil
 }
 
 // AgentInstance is the instance name of the agent of a Pull cluster.
