@@ -2,10 +2,8 @@ package mcs
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karmadaflow/karmadaflow/internal/naming"
@@ -22,12 +20,11 @@ func (a *Activities) PropagateService(ctx context.Context, in PropagateServiceIn
 
 func (a *Activities) propagateService(ctx context.Context, in PropagateServiceInput) error {
 	start := time.Now()
-	svc := a.services.take(in.MCS)
-	if svc == nil {
-		var err error
-		if svc, err = a.Core.CoreV1().Services(in.MCS.Namespace).Get(ctx, in.MCS.Name, metav1.GetOptions{}); err != nil {
-			return fmt.Errorf("reading Service %s: %w", in.MCS, err)
-		}
+	// Claimed before it is propagated: the Work then carries the claim, and Karmada's detector
+	// leaves the Service to the MultiClusterService.
+	svc, err := a.claimService(ctx, in.MCS, a.services.take(in.MCS))
+	if err != nil {
+		return err
 	}
 	manifest, err := serviceManifest(svc, in.Ports)
 	if err != nil {

@@ -58,6 +58,11 @@ func (a *Activities) deleteWorks(ctx context.Context, in DeleteWorksInput) error
 			return err
 		}
 	}
+	if final {
+		// Once its Works are gone, a policy may propagate the Service: not before, or Karmada's
+		// binding controller would write Works of the names of those being deleted.
+		return a.releaseService(ctx, in.MCS)
+	}
 	return nil
 }
 

@@ -150,6 +150,21 @@ const (
 	// made from: Karmada's execution controller records its Events on that object.
 	AnnotationResourceTemplateUID = "resourcetemplate.karmada.io/uid"
 	ConflictResolutionOverwrite   = "overwrite"
+
+	// LabelClaimedBy on a resource template (the control plane's Service) names what
+	// propagates it; Karmada's resource detector leaves a template so labelled alone, so that
+	// no PropagationPolicy propagates it too. ClaimedByMultiClusterService is its value for a
+	// Service a MultiClusterService propagates.
+	LabelClaimedBy               = "resourcetemplate.karmada.io/claimed-by"
+	ClaimedByMultiClusterService = "MultiClusterService"
+
+	// The claim a PropagationPolicy or a ClusterPropagationPolicy puts on a resource template
+	// it matched: its permanent ID as a label, its name (and namespace) as annotations.
+	LabelPropagationPolicyPermanentID        = "propagationpolicy.karmada.io/permanent-id"
+	LabelClusterPropagationPolicyPermanentID = "clusterpropagationpolicy.karmada.io/permanent-id"
+	AnnotationPropagationPolicyName          = "propagationpolicy.karmada.io/name"
+	AnnotationPropagationPolicyNamespace     = "propagationpolicy.karmada.io/namespace"
+	AnnotationClusterPropagationPolicyName   = "clusterpropagationpolicy.karmada.io/name"
 )
 
 // Keys of karmadaflow's own.

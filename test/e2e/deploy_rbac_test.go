@@ -45,6 +45,9 @@ func TestDeployChartRBACRefusesOutside(t *testing.T) {
 				{"worker", "update", "cluster.karmada.io", "clusters/status", "", "member1", true},
 				{"worker", "create", "work.karmada.io", "works", "karmada-es-member1", "", true},
 				{"starter", "create", "work.karmada.io", "works", "karmada-es-member1", "", false},
+				{"worker", "patch", "", "services", "demo", "foo", true}, // the claim of a MultiClusterService
+				{"worker", "update", "", "services", "demo", "foo", false},
+				{"starter", "patch", "", "services", "demo", "foo", false},
 			},
 		},
 		{

@@ -210,6 +210,13 @@ const (
 	LabelEndpointSliceManagedBy = "endpointslice.kubernetes.io/managed-by"
 )
 
+// Annotations by which a Service a MultiClusterService claimed names it (with the label
+// LabelMCSPermanentID), as Karmada's MultiClusterService controller writes them.
+const (
+	AnnotationMCSName      = "multiclusterservice.karmada.io/name"
+	AnnotationMCSNamespace = "multiclusterservice.karmada.io/namespace"
+)
+
 // Values of LabelEndpointSliceManagedBy that mark EndpointSlices written by karmadaflow or
 // Karmada; they are never collected.
 const (
